@@ -1,0 +1,1 @@
+"""evictlens recordings: the recording format, the live recorder and importers."""

@@ -1,0 +1,1 @@
+"""evictlens replay: the kubelet eviction port (``replay.kubelet``), the replay engine and the CLI."""

@@ -1,0 +1,1 @@
+"""evictlens terminal UI (Textual)."""
