@@ -1,0 +1,57 @@
+"""Node pressure conditions derived from thresholds, with the pressure-transition hysteresis.
+
+Mirrors pkg/kubelet/eviction/helpers.go: nodeConditions, nodeConditionsLastObservedAt,
+nodeConditionsObservedSince, hasNodeCondition. Conditions are raised from thresholds met
+*ignoring* grace periods, and stay reported for the pressure transition period after they were
+last observed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+
+from replay.kubelet.thresholds import SIGNAL_TO_NODE_CONDITION, Threshold
+
+MEMORY_PRESSURE = "MemoryPressure"
+DISK_PRESSURE = "DiskPressure"
+PID_PRESSURE = "PIDPressure"
+PRESSURE_CONDITIONS = (MEMORY_PRESSURE, DISK_PRESSURE, PID_PRESSURE)
+
+
+def node_conditions(thresholds: Sequence[Threshold]) -> list[str]:
+    """helpers.go: nodeConditions — distinct conditions, in order of first appearance."""
+    results: list[str] = []
+    for threshold in thresholds:
+        condition = SIGNAL_TO_NODE_CONDITION.get(threshold.signal)
+        if condition is not None and condition not in results:
+            results.append(condition)
+    return results
+
+
+def node_conditions_last_observed_at(
+    conditions: Sequence[str], last_observed_at: Mapping[str, datetime], now: datetime
+) -> dict[str, datetime]:
+    """helpers.go: nodeConditionsLastObservedAt — observed now, others keep their old time."""
+    results = {condition: now for condition in conditions}
+    for condition, at in last_observed_at.items():
+        results.setdefault(condition, at)
+    return results
+
+
+def node_conditions_observed_since(
+    observed_at: Mapping[str, datetime], period_ns: int, now: datetime
+) -> list[str]:
+    """helpers.go: nodeConditionsObservedSince — conditions seen within the last ``period_ns``."""
+    results: list[str] = []
+    for condition, at in observed_at.items():
+        delta = now - at
+        elapsed = (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
+        if elapsed < period_ns:
+            results.append(condition)
+    return results
+
+
+def has_node_condition(conditions: Sequence[str], item: str) -> bool:
+    """helpers.go: hasNodeCondition."""
+    return item in conditions

@@ -1,0 +1,388 @@
+"""Ranking pods for eviction: the kubelet's comparator chains, request arithmetic and topology.
+
+Mirrors pkg/kubelet/eviction/helpers.go (orderedBy/multiSorter, priority, exceedMemoryRequests,
+memory, process, exceedDiskRequests, disk, podDiskUsage, localVolumeNames, rankMemoryPressure,
+rankPIDPressure, rankDiskPressureFunc, buildSignalToRankFunc) and pkg/api/v1/resource/helpers.go
+(GetResourceRequestQuantity). Sorting uses Go's unstable ``sort.Sort`` (see :mod:`gosort`), so
+ties beyond 12 pods land where the kubelet puts them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, MutableSequence, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from replay.kubelet.api import FsStats, MemoryStats, Pod, PodStats
+from replay.kubelet.gosort import go_sort
+from replay.kubelet.quantity import Format, Quantity
+from replay.kubelet.signals import go_int64, go_uint64
+from replay.kubelet.thresholds import (
+    ALLOCATABLE_MEMORY_AVAILABLE,
+    CONTAINERFS_AVAILABLE,
+    CONTAINERFS_INODES_FREE,
+    IMAGEFS_AVAILABLE,
+    IMAGEFS_INODES_FREE,
+    MEMORY_AVAILABLE,
+    NODEFS_AVAILABLE,
+    NODEFS_INODES_FREE,
+    PID_AVAILABLE,
+    RESOURCE_EPHEMERAL_STORAGE,
+    RESOURCE_INODES,
+    RESOURCE_MEMORY,
+)
+from replay.kubelet.versions import VersionProfile
+
+CmpFunc = Callable[[Pod, Pod], int]
+StatsLookup = Mapping[str, PodStats]
+RankFunc = Callable[[MutableSequence[Pod], StatsLookup], None]
+
+
+class FsStatsType(StrEnum):
+    """helpers.go: fsStatsType — which filesystem usages count towards a disk signal."""
+
+    ROOT = "root"
+    LOGS = "logs"
+    LOCAL_VOLUME_SOURCE = "localVolumeSource"
+    IMAGES = "images"
+
+
+# --- requests and usage ------------------------------------------------------------------------
+def get_resource_request_quantity(pod: Pod, resource: str, profile: VersionProfile | None = None) -> Quantity:
+    """pkg/api/v1/resource/helpers.go: GetResourceRequestQuantity.
+
+    Sum of regular containers, then the max with *every* init container (sidecars included —
+    unlike the scheduler's PodRequests), then pod overhead when non-zero. With pod-level resources
+    (1.34+, gate PodLevelResources) the pod's own ``spec.resources.requests`` replace the sum.
+    """
+    fmt = Format.BINARY_SI if resource in ("memory", "storage", "ephemeral-storage") else Format.DECIMAL_SI
+    request = Quantity.zero(fmt)
+    if profile is not None and profile.pod_level_resources and pod.resources is not None:
+        pod_request = pod.resources.requests.get(resource)
+        if pod_request is not None:
+            request = request.add(pod_request)
+    else:
+        for container in pod.containers:
+            value = container.requests.get(resource)
+            if value is not None:
+                request = request.add(value)
+        for container in pod.init_containers:
+            value = container.requests.get(resource)
+            if value is not None and request.cmp(value) < 0:
+                request = value
+    overhead = pod.overhead.get(resource)
+    if overhead is not None and not request.is_zero():
+        request = request.add(overhead)
+    return request
+
+
+def memory_usage(stats: MemoryStats | None) -> Quantity:
+    """helpers.go: memoryUsage."""
+    if stats is None or stats.working_set_bytes is None:
+        return Quantity.zero(Format.BINARY_SI)
+    return Quantity.new(go_int64(stats.working_set_bytes), Format.BINARY_SI)
+
+
+def disk_usage(stats: FsStats | None) -> Quantity:
+    """helpers.go: diskUsage."""
+    if stats is None or stats.used_bytes is None:
+        return Quantity.zero(Format.BINARY_SI)
+    return Quantity.new(go_int64(stats.used_bytes), Format.BINARY_SI)
+
+
+def inode_usage(stats: FsStats | None) -> Quantity:
+    """helpers.go: inodeUsage."""
+    if stats is None or stats.inodes_used is None:
+        return Quantity.zero(Format.DECIMAL_SI)
+    return Quantity.new(go_int64(stats.inodes_used), Format.DECIMAL_SI)
+
+
+def process_usage(stats: PodStats) -> int:
+    """helpers.go: processUsage (uint64)."""
+    if stats.process_stats is None or stats.process_stats.process_count is None:
+        return 0
+    return go_uint64(stats.process_stats.process_count)
+
+
+def is_local_ephemeral_volume_source(source: str, empty_dir_medium: str | None) -> bool:
+    """pkg/volume/util: IsLocalEphemeralVolume — gitRepo, default-medium emptyDir, configMap."""
+    return source in ("gitRepo", "configMap") or (source == "emptyDir" and not empty_dir_medium)
+
+
+def local_volume_names(pod: Pod) -> list[str]:
+    """helpers.go: localVolumeNames — hostPath plus local ephemeral volumes."""
+    return [
+        v.name
+        for v in pod.volumes
+        if v.source == "hostPath" or is_local_ephemeral_volume_source(v.source, v.empty_dir_medium)
+    ]
+
+
+def pod_disk_usage(stats: PodStats, pod: Pod, measure: Sequence[FsStatsType]) -> dict[str, Quantity]:
+    """helpers.go: podDiskUsage — bytes and inodes over the selected filesystems."""
+    disk = Quantity.zero(Format.BINARY_SI)
+    inodes = Quantity.zero(Format.DECIMAL_SI)
+    for container in stats.containers:
+        if FsStatsType.ROOT in measure:
+            disk = disk.add(disk_usage(container.rootfs))
+            inodes = inodes.add(inode_usage(container.rootfs))
+        if FsStatsType.LOGS in measure:
+            disk = disk.add(disk_usage(container.logs))
+            inodes = inodes.add(inode_usage(container.logs))
+    if FsStatsType.LOCAL_VOLUME_SOURCE in measure:
+        for name in local_volume_names(pod):
+            for volume in stats.volumes:
+                if volume.name == name:
+                    disk = disk.add(disk_usage(volume.fs))
+                    inodes = inodes.add(inode_usage(volume.fs))
+                    break
+    return {RESOURCE_EPHEMERAL_STORAGE: disk, RESOURCE_INODES: inodes}
+
+
+# --- comparators (helpers.go) -----------------------------------------------------------------
+def cmp_bool(a: bool, b: bool) -> int:
+    """helpers.go: cmpBool — true first."""
+    if a == b:
+        return 0
+    return -1 if not b else 1
+
+
+def pod_priority(pod: Pod) -> int:
+    """component-helpers scheduling/corev1: PodPriority — unset means 0."""
+    return pod.priority if pod.priority is not None else 0
+
+
+def priority(p1: Pod, p2: Pod) -> int:
+    """helpers.go: priority — lower priority is evicted first."""
+    a, b = pod_priority(p1), pod_priority(p2)
+    if a == b:
+        return 0
+    return 1 if a > b else -1
+
+
+def _missing_stats(stats: StatsLookup, p1: Pod, p2: Pod) -> int | None:
+    found1, found2 = p1.uid in stats, p2.uid in stats
+    if not found1 or not found2:
+        return cmp_bool(not found1, not found2)
+    return None
+
+
+def exceed_memory_requests(stats: StatsLookup, profile: VersionProfile | None = None) -> CmpFunc:
+    """helpers.go: exceedMemoryRequests — pod working set strictly above its memory request first."""
+
+    def compare(p1: Pod, p2: Pod) -> int:
+        missing = _missing_stats(stats, p1, p2)
+        if missing is not None:
+            return missing
+        e1 = memory_usage(stats[p1.uid].memory).cmp(get_resource_request_quantity(p1, RESOURCE_MEMORY, profile)) == 1
+        e2 = memory_usage(stats[p2.uid].memory).cmp(get_resource_request_quantity(p2, RESOURCE_MEMORY, profile)) == 1
+        return cmp_bool(e1, e2)
+
+    return compare
+
+
+def memory(stats: StatsLookup, profile: VersionProfile | None = None) -> CmpFunc:
+    """helpers.go: memory — larger (working set − request) first."""
+
+    def compare(p1: Pod, p2: Pod) -> int:
+        missing = _missing_stats(stats, p1, p2)
+        if missing is not None:
+            return missing
+        m1 = memory_usage(stats[p1.uid].memory).sub(get_resource_request_quantity(p1, RESOURCE_MEMORY, profile))
+        m2 = memory_usage(stats[p2.uid].memory).sub(get_resource_request_quantity(p2, RESOURCE_MEMORY, profile))
+        return m2.cmp(m1)
+
+    return compare
+
+
+def process(stats: StatsLookup) -> CmpFunc:
+    """helpers.go: process — ``int(p2 - p1)`` on uint64 counts, more processes first."""
+
+    def compare(p1: Pod, p2: Pod) -> int:
+        missing = _missing_stats(stats, p1, p2)
+        if missing is not None:
+            return missing
+        return go_int64(process_usage(stats[p2.uid]) - process_usage(stats[p1.uid]))
+
+    return compare
+
+
+def exceed_disk_requests(
+    stats: StatsLookup, measure: Sequence[FsStatsType], resource: str, profile: VersionProfile | None = None
+) -> CmpFunc:
+    """helpers.go: exceedDiskRequests."""
+
+    def compare(p1: Pod, p2: Pod) -> int:
+        missing = _missing_stats(stats, p1, p2)
+        if missing is not None:
+            return missing
+        u1 = pod_disk_usage(stats[p1.uid], p1, measure)[resource]
+        u2 = pod_disk_usage(stats[p2.uid], p2, measure)[resource]
+        e1 = u1.cmp(get_resource_request_quantity(p1, resource, profile)) == 1
+        e2 = u2.cmp(get_resource_request_quantity(p2, resource, profile)) == 1
+        return cmp_bool(e1, e2)
+
+    return compare
+
+
+def disk(
+    stats: StatsLookup, measure: Sequence[FsStatsType], resource: str, profile: VersionProfile | None = None
+) -> CmpFunc:
+    """helpers.go: disk — larger (usage − ephemeral-storage request) first, even for inodes."""
+
+    def compare(p1: Pod, p2: Pod) -> int:
+        missing = _missing_stats(stats, p1, p2)
+        if missing is not None:
+            return missing
+        d1 = pod_disk_usage(stats[p1.uid], p1, measure)[resource].sub(
+            get_resource_request_quantity(p1, RESOURCE_EPHEMERAL_STORAGE, profile)
+        )
+        d2 = pod_disk_usage(stats[p2.uid], p2, measure)[resource].sub(
+            get_resource_request_quantity(p2, RESOURCE_EPHEMERAL_STORAGE, profile)
+        )
+        return d2.cmp(d1)
+
+    return compare
+
+
+def ordered_by(pods: MutableSequence[Pod], *cmps: CmpFunc) -> None:
+    """helpers.go: orderedBy(...).Sort — the first non-zero comparator decides; Go's sort.Sort."""
+    head, last = cmps[:-1], cmps[-1]
+
+    def less(p1: Pod, p2: Pod) -> bool:
+        for cmp in head:
+            result = cmp(p1, p2)
+            if result < 0:
+                return True
+            if result > 0:
+                return False
+        return last(p1, p2) < 0
+
+    go_sort(pods, less)
+
+
+# --- rank functions per signal -------------------------------------------------------------------
+def rank_memory_pressure(profile: VersionProfile | None = None) -> RankFunc:
+    """helpers.go: rankMemoryPressure."""
+
+    def rank(pods: MutableSequence[Pod], stats: StatsLookup) -> None:
+        ordered_by(pods, exceed_memory_requests(stats, profile), priority, memory(stats, profile))
+
+    return rank
+
+
+def rank_pid_pressure(pods: MutableSequence[Pod], stats: StatsLookup) -> None:
+    """helpers.go: rankPIDPressure."""
+    ordered_by(pods, priority, process(stats))
+
+
+def rank_disk_pressure_func(
+    measure: Sequence[FsStatsType], resource: str, profile: VersionProfile | None = None
+) -> RankFunc:
+    """helpers.go: rankDiskPressureFunc."""
+    fs_set = tuple(measure)
+
+    def rank(pods: MutableSequence[Pod], stats: StatsLookup) -> None:
+        ordered_by(
+            pods,
+            exceed_disk_requests(stats, fs_set, resource, profile),
+            priority,
+            disk(stats, fs_set, resource, profile),
+        )
+
+    return rank
+
+
+def signal_fs_stats(with_image_fs: bool, split_fs: bool) -> dict[str, tuple[FsStatsType, ...]]:
+    """The filesystem usages each disk signal ranks by (the fs sets of buildSignalToRankFunc)."""
+    everything = (FsStatsType.IMAGES, FsStatsType.ROOT, FsStatsType.LOGS, FsStatsType.LOCAL_VOLUME_SOURCE)
+    if with_image_fs and not split_fs:
+        node = (FsStatsType.LOGS, FsStatsType.LOCAL_VOLUME_SOURCE)
+        image = (FsStatsType.ROOT, FsStatsType.IMAGES)
+        return {NODEFS_AVAILABLE: node, NODEFS_INODES_FREE: node, IMAGEFS_AVAILABLE: image,
+                IMAGEFS_INODES_FREE: image, CONTAINERFS_AVAILABLE: image, CONTAINERFS_INODES_FREE: image}
+    if with_image_fs and split_fs:
+        node = (FsStatsType.LOGS, FsStatsType.LOCAL_VOLUME_SOURCE, FsStatsType.ROOT)
+        return {NODEFS_AVAILABLE: node, NODEFS_INODES_FREE: node, CONTAINERFS_AVAILABLE: node,
+                CONTAINERFS_INODES_FREE: node, IMAGEFS_AVAILABLE: (FsStatsType.IMAGES,),
+                IMAGEFS_INODES_FREE: (FsStatsType.IMAGES,)}
+    return {s: everything for s in (NODEFS_AVAILABLE, NODEFS_INODES_FREE, IMAGEFS_AVAILABLE,
+                                    IMAGEFS_INODES_FREE, CONTAINERFS_AVAILABLE, CONTAINERFS_INODES_FREE)}
+
+
+_DISK_RESOURCE = {
+    NODEFS_AVAILABLE: RESOURCE_EPHEMERAL_STORAGE,
+    IMAGEFS_AVAILABLE: RESOURCE_EPHEMERAL_STORAGE,
+    CONTAINERFS_AVAILABLE: RESOURCE_EPHEMERAL_STORAGE,
+    NODEFS_INODES_FREE: RESOURCE_INODES,
+    IMAGEFS_INODES_FREE: RESOURCE_INODES,
+    CONTAINERFS_INODES_FREE: RESOURCE_INODES,
+}
+
+
+def build_signal_to_rank_func(
+    with_image_fs: bool, split_fs: bool, profile: VersionProfile | None = None
+) -> dict[str, RankFunc]:
+    """helpers.go: buildSignalToRankFunc (containerfs entries from 1.29 on)."""
+    ranks: dict[str, RankFunc] = {
+        MEMORY_AVAILABLE: rank_memory_pressure(profile),
+        ALLOCATABLE_MEMORY_AVAILABLE: rank_memory_pressure(profile),
+        PID_AVAILABLE: rank_pid_pressure,
+    }
+    for signal, measure in signal_fs_stats(with_image_fs, split_fs).items():
+        if signal in (CONTAINERFS_AVAILABLE, CONTAINERFS_INODES_FREE) and profile is not None and (
+            not profile.containerfs_signals
+        ):
+            continue
+        ranks[signal] = rank_disk_pressure_func(measure, _DISK_RESOURCE[signal], profile)
+    return ranks
+
+
+# --- explaining a ranking ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class RankFacts:
+    """Why a pod sits where it does: the values each comparator of its signal looked at."""
+
+    pod: str
+    namespace: str
+    has_stats: bool
+    priority: int
+    usage: Quantity | None
+    request: Quantity
+    exceeds_request: bool | None
+    usage_above_request: Quantity | None
+    process_count: int | None = None
+
+
+def rank_facts(
+    pods: Sequence[Pod], stats: StatsLookup, signal: str, with_image_fs: bool, split_fs: bool,
+    profile: VersionProfile | None = None,
+) -> list[RankFacts]:
+    """The comparator inputs for each pod, in the given order (for ``explain`` tables)."""
+    facts: list[RankFacts] = []
+    measure = signal_fs_stats(with_image_fs, split_fs).get(signal)
+    for pod in pods:
+        pod_stats = stats.get(pod.uid)
+        if signal == PID_AVAILABLE:
+            count = process_usage(pod_stats) if pod_stats is not None else None
+            facts.append(RankFacts(pod.name, pod.namespace, pod_stats is not None, pod_priority(pod), None,
+                                   Quantity.zero(), None, None, count))
+            continue
+        if measure is None:
+            resource = RESOURCE_MEMORY
+            usage = memory_usage(pod_stats.memory) if pod_stats is not None else None
+            request = get_resource_request_quantity(pod, resource, profile)
+            subtract = request
+        else:
+            resource = _DISK_RESOURCE[signal]
+            usage = pod_disk_usage(pod_stats, pod, measure)[resource] if pod_stats is not None else None
+            request = get_resource_request_quantity(pod, resource, profile)
+            subtract = get_resource_request_quantity(pod, RESOURCE_EPHEMERAL_STORAGE, profile)
+        facts.append(
+            RankFacts(
+                pod.name, pod.namespace, pod_stats is not None, pod_priority(pod), usage, request,
+                usage.cmp(request) == 1 if usage is not None else None,
+                usage.sub(subtract) if usage is not None else None,
+            )
+        )
+    return facts
