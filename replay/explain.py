@@ -1,11 +1,309 @@
-"""``evictlens explain`` — placeholder until the manager issue lands."""
+"""``evictlens explain``: one summary through one eviction-manager pass, with the reasons.
+
+The smallest end-to-end use: users already have ``kubectl get --raw .../stats/summary``,
+``kubectl get pods -o json``, ``kubectl get node -o json`` and ``.../proxy/configz`` output. This
+module turns them into a plain :class:`Explanation` (no rendering here; see :mod:`replay.report`).
+"""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
+
+from replay.errors import InputError
+from replay.inputs import load_document
+from replay.kubelet.api import Node, Pod, Summary, parse_nodes, parse_pods, parse_summary
+from replay.kubelet.config import EvictionConfig, config_from_flags, config_from_kubelet_configuration
+from replay.kubelet.duration import format_duration
+from replay.kubelet.manager import EvictionManager, FsTopology, SyncResult
+from replay.kubelet.ranking import RankFacts, rank_facts
+from replay.kubelet.thresholds import SIGNAL_TO_RESOURCE, Threshold, get_threshold_quantity
+from replay.kubelet.versions import KNOWN_VERSIONS, VersionProfile, parse_feature_gates, profile
+
+DEFAULT_VERSION = "1.37"
+"""Used when neither ``--kubelet-version`` nor a supported node version is given (said in the output)."""
+
+SAMPLES = ("kind-sidecars",)
+
+
+@dataclass(frozen=True)
+class ObservationRow:
+    signal: str
+    available: str
+    capacity: str
+    thresholds: tuple[tuple[str, str, bool], ...]
+    """(threshold description, threshold quantity, met now)."""
+
+
+@dataclass(frozen=True)
+class Explanation:
+    node_name: str
+    kubelet_version: str
+    version_note: str
+    config_source: str
+    topology: FsTopology
+    topology_note: str
+    pods_note: str
+    observations: tuple[ObservationRow, ...]
+    result: SyncResult
+    ranking: tuple[RankFacts, ...]
+    hypothetical: SyncResult | None = None
+    hypothetical_note: str = ""
+    hypothetical_ranking: tuple[RankFacts, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _strip_times(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return {k: _strip_times(v) for k, v in obj.items() if k != "time"}
+    if isinstance(obj, list):
+        return [_strip_times(v) for v in obj]
+    return obj
+
+
+def pods_from_summary(raw_summary: Mapping[str, Any], source: str) -> tuple[Pod, ...]:
+    """Without a pods file, build pods from the summary's podRefs and container names alone."""
+    pods = []
+    for entry in raw_summary.get("pods") or []:
+        ref = entry.get("podRef") or {}
+        pods.append({
+            "metadata": {"name": ref.get("name", ""), "namespace": ref.get("namespace", ""), "uid": ref.get("uid", "")},
+            "spec": {"containers": [{"name": c.get("name", "")} for c in entry.get("containers") or []]},
+        })
+    return parse_pods({"kind": "PodList", "items": pods}, source=f"{source} (pods built from the summary)")
+
+
+def infer_topology(summary: Summary) -> tuple[FsTopology, str]:
+    """The kubelet asks cAdvisor for devices; from a summary we can only compare filesystems."""
+    node = summary.node
+    runtime = node.runtime
+    image = runtime.image_fs if runtime else None
+    container = runtime.container_fs if runtime else None
+
+    def same(a: Any, b: Any) -> bool:
+        return a is None or b is None or (a.capacity_bytes, a.available_bytes) == (b.capacity_bytes, b.available_bytes)
+
+    dedicated = image is not None and not same(image, node.fs)
+    split = container is not None and image is not None and not same(container, image)
+    note = (
+        f"filesystems inferred from the summary: imagefs {'on its own device' if dedicated else 'shares nodefs'}"
+        f"{', containerfs split from imagefs' if split else ''} (pass --dedicated-image-fs / --split-image-fs to override)"
+    )
+    return FsTopology(dedicated, split), note
+
+
+def _observation_rows(result: SyncResult, config: Sequence[Threshold]) -> tuple[ObservationRow, ...]:
+    rows = []
+    met = set(map(id, result.thresholds_met))
+    for signal, obs in result.observations.items():
+        entries = []
+        for t in config:
+            if t.signal != signal:
+                continue
+            q = get_threshold_quantity(t.value, obs.capacity)
+            is_met = any(m == t for m in result.thresholds_met) or id(t) in met
+            entries.append((t.describe(), str(q), is_met))
+        rows.append(ObservationRow(signal, str(obs.available), str(obs.capacity), tuple(entries)))
+    return tuple(rows)
+
+
+def _active(pods: Sequence[Pod], node_name: str) -> list[Pod]:
+    """Pods the kubelet would consider active: on this node and not in a terminal phase."""
+    return [
+        p for p in pods
+        if p.phase not in ("Succeeded", "Failed") and (not node_name or not p.node_name or p.node_name == node_name)
+    ]
+
+
+def explain(
+    raw_summary: Any,
+    summary_source: str,
+    *,
+    pods: Sequence[Pod] | None,
+    node: Node | None,
+    config: EvictionConfig | None,
+    version: str | None,
+    feature_gates: Mapping[str, bool] | None = None,
+    topology: FsTopology | None = None,
+    now: datetime | None = None,
+) -> Explanation:
+    summary = parse_summary(raw_summary, source=summary_source)
+    notes: list[str] = []
+    prof, version_note = resolve_profile(version, node, feature_gates)
+    if config is None:
+        config = config_from_flags(prof)
+        notes.append("no kubelet configuration given: using the kubelet's default evictionHard for this version")
+    if topology is None:
+        topology, topology_note = infer_topology(summary)
+    else:
+        topology_note = "filesystems as given on the command line"
+    if pods is None:
+        pods = pods_from_summary(raw_summary, summary_source)
+        pods_note = (
+            "pods built from the summary alone: requests, priority, QoS, init/sidecar containers and "
+            "critical-pod annotations are unknown (treated as none) — pass --pods for exact results"
+        )
+    else:
+        pods_note = f"{len(pods)} pods given"
+    active = _active(pods, summary.node.node_name)
+    when = now or _summary_time(summary) or datetime.now(UTC)
+    manager = EvictionManager(config, prof, topology)
+    result = manager.synchronize(summary, list(active), when)
+    ranking = _ranking_facts(result, topology, prof)
+
+    hypothetical = None
+    hypothetical_note = ""
+    hypothetical_ranking: tuple[RankFacts, ...] = ()
+    waiting = [t for t in result.thresholds_met if t not in result.thresholds_actionable and t.grace_period > 0]
+    if not result.evictions and waiting:
+        longest = max(t.grace_period for t in waiting)
+        later = when.timestamp() + longest / 1e9
+        stale_free = parse_summary(_strip_times(raw_summary), source=summary_source)
+        hypothetical = manager.synchronize(stale_free, list(active), datetime.fromtimestamp(later, UTC))
+        hypothetical_note = f"if these stats persisted for {format_duration(longest)} (the longest soft grace period met)"
+        hypothetical_ranking = _ranking_facts(hypothetical, topology, prof)
+    return Explanation(
+        node_name=summary.node.node_name,
+        kubelet_version=prof.version,
+        version_note=version_note,
+        config_source=config.describe(),
+        topology=topology,
+        topology_note=topology_note,
+        pods_note=pods_note,
+        observations=_observation_rows(result, config.thresholds),
+        result=result,
+        ranking=ranking,
+        hypothetical=hypothetical,
+        hypothetical_note=hypothetical_note,
+        hypothetical_ranking=hypothetical_ranking,
+        notes=tuple(notes),
+    )
+
+
+def resolve_profile(
+    version: str | None, node: Node | None, feature_gates: Mapping[str, bool] | None
+) -> tuple[VersionProfile, str]:
+    """The explicit version, else the node's kubeletVersion when supported, else the default — and say which."""
+    if version:
+        return profile(version, feature_gates), "from --kubelet-version"
+    node_version = node.kubelet_version if node is not None else ""
+    if node_version:
+        try:
+            return profile(node_version, feature_gates), f"from the node object (kubeletVersion {node_version})"
+        except InputError:
+            note = f"default {DEFAULT_VERSION}: the node reports {node_version}, not a supported version"
+            return profile(DEFAULT_VERSION, feature_gates), note
+    return profile(DEFAULT_VERSION, feature_gates), f"default {DEFAULT_VERSION}; pass --kubelet-version to choose"
+
+
+def _ranking_facts(result: SyncResult, topology: FsTopology, prof: VersionProfile) -> tuple[RankFacts, ...]:
+    if result.threshold_to_reclaim is None or not result.ranking:
+        return ()
+    return tuple(rank_facts(result.ranking, result.stats, result.threshold_to_reclaim.signal,
+                            topology.dedicated_image_fs, topology.split_container_image_fs, prof))
+
+
+def _summary_time(summary: Summary) -> datetime | None:
+    node = summary.node
+    for stats in (node.memory, node.fs):
+        if stats is not None and stats.time is not None:
+            return stats.time
+    return None
+
+
+# --- CLI ----------------------------------------------------------------------------------------
+def _sample_dir(name: str) -> Path:
+    if name not in SAMPLES:
+        raise InputError(f"unknown sample {name!r}; bundled samples: {', '.join(SAMPLES)}", field="--sample")
+    import recordings
+
+    return Path(recordings.__file__).parent / "samples" / name
+
+
+def _load_config(args: argparse.Namespace, prof: VersionProfile) -> EvictionConfig | None:
+    if args.config:
+        return config_from_kubelet_configuration(load_document(args.config), source=args.config, profile=prof)
+    if args.configz:
+        doc = load_document(args.configz)
+        if not isinstance(doc, Mapping) or "kubeletconfig" not in doc:
+            raise InputError("expected a /configz response with a top-level kubeletconfig object", source=args.configz)
+        return config_from_kubelet_configuration(doc, source=args.configz, profile=prof)
+    if args.eviction_hard or args.eviction_soft:
+        return config_from_flags(
+            prof,
+            eviction_hard=args.eviction_hard or (),
+            eviction_soft=args.eviction_soft or (),
+            eviction_soft_grace_period=args.eviction_soft_grace_period or (),
+            eviction_minimum_reclaim=args.eviction_minimum_reclaim or (),
+            max_pod_grace_period_seconds=args.eviction_max_pod_grace_period,
+            pressure_transition_period=args.eviction_pressure_transition_period,
+        )
+    return None
+
+
+def run_explain(args: argparse.Namespace) -> int:
+    from replay.report import print_explanation, explanation_json
+
+    if args.sample:
+        base = _sample_dir(args.sample)
+        args.summary = args.summary or str(base / "summary.json")
+        args.pods = args.pods or str(base / "pods.json")
+        args.node = args.node or str(base / "node.json")
+        if not (args.config or args.configz or args.eviction_hard):
+            args.config = str(base / "kubelet-config.yaml")
+    if not args.summary:
+        raise InputError("a summary is required (kubectl get --raw /api/v1/nodes/NODE/proxy/stats/summary)",
+                         field="--summary")
+    gates = parse_feature_gates(args.feature_gates) if args.feature_gates else None
+    if args.kubelet_version:
+        profile(args.kubelet_version, gates)  # fail fast on an unknown version or gate, before reading files
+    raw = load_document(args.summary)
+    node = None
+    if args.node:
+        nodes = parse_nodes(load_document(args.node), source=args.node)
+        node = nodes[0] if nodes else None
+    config = _load_config(args, resolve_profile(args.kubelet_version, node, gates)[0])
+    pods = parse_pods(load_document(args.pods), source=args.pods) if args.pods else None
+    topology = None
+    if args.dedicated_image_fs is not None or args.split_image_fs is not None:
+        topology = FsTopology(bool(args.dedicated_image_fs), bool(args.split_image_fs))
+    explanation = explain(raw, args.summary, pods=pods, node=node, config=config, version=args.kubelet_version,
+                          feature_gates=gates, topology=topology)
+    if args.json:
+        print(explanation_json(explanation))
+    else:
+        print_explanation(explanation)
+    return 0
 
 
 def add_explain_parser(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("explain", help="what would the kubelet evict, and why")
-    p.set_defaults(func=lambda args: 0)
+    p: argparse.ArgumentParser = sub.add_parser(
+        "explain",
+        help="what would the kubelet evict from this summary, and why",
+        description="Run one eviction-manager pass over a Summary API response and explain the verdict.",
+    )
+    src = p.add_argument_group("inputs (what kubectl prints)")
+    src.add_argument("--summary", metavar="FILE", help="kubectl get --raw /api/v1/nodes/NODE/proxy/stats/summary")
+    src.add_argument("--pods", metavar="FILE", help="kubectl get pods -o json (or the kubelet's /pods)")
+    src.add_argument("--node", metavar="FILE", help="kubectl get node NODE -o json")
+    src.add_argument("--sample", metavar="NAME", help=f"a bundled sample instead of files ({', '.join(SAMPLES)})")
+    cfg = p.add_argument_group("kubelet eviction configuration (default: the kubelet's defaults)")
+    cfg.add_argument("--config", metavar="FILE", help="a KubeletConfiguration file (YAML or JSON)")
+    cfg.add_argument("--configz", metavar="FILE", help="kubectl get --raw /api/v1/nodes/NODE/proxy/configz")
+    cfg.add_argument("--eviction-hard", action="append", metavar="MAP", help="e.g. 'memory.available<1.5Gi'")
+    cfg.add_argument("--eviction-soft", action="append", metavar="MAP")
+    cfg.add_argument("--eviction-soft-grace-period", action="append", metavar="MAP", help="e.g. 'memory.available=1m30s'")
+    cfg.add_argument("--eviction-minimum-reclaim", action="append", metavar="MAP")
+    cfg.add_argument("--eviction-max-pod-grace-period", type=int, default=0, metavar="SECONDS")
+    cfg.add_argument("--eviction-pressure-transition-period", metavar="DURATION")
+    beh = p.add_argument_group("behaviour")
+    beh.add_argument("--kubelet-version", metavar="VERSION", help=f"one of {', '.join(KNOWN_VERSIONS)}")
+    beh.add_argument("--feature-gates", metavar="GATES", help="e.g. 'InPlacePodVerticalScaling=true'")
+    beh.add_argument("--dedicated-image-fs", action=argparse.BooleanOptionalAction, default=None)
+    beh.add_argument("--split-image-fs", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    p.set_defaults(func=run_explain)

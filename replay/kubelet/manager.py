@@ -328,9 +328,9 @@ class EvictionManager:
     def _empty_dir_limit(self, pod_stats: PodStats, pod: Pod) -> tuple[str, str] | None:
         """eviction_manager.go: emptyDirLimitEviction (a volume without usedBytes counts as no data)."""
         used: dict[str, Quantity] = {}
-        for volume in pod_stats.volumes:
-            if volume.fs.used_bytes is not None:
-                used[volume.name] = Quantity.new(go_int64(volume.fs.used_bytes), Format.BINARY_SI)
+        for volume_stats in pod_stats.volumes:
+            if volume_stats.fs.used_bytes is not None:
+                used[volume_stats.name] = Quantity.new(go_int64(volume_stats.fs.used_bytes), Format.BINARY_SI)
         for volume in pod.volumes:
             if volume.source != "emptyDir":
                 continue

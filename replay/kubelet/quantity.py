@@ -1,18 +1,21 @@
-"""Kubernetes ``resource.Quantity``, ported byte for byte from k8s.io/apimachinery ``pkg/api/resource``.
+"""Kubernetes ``resource.Quantity``, an exact port of k8s.io/apimachinery ``pkg/api/resource``.
 
-Source: quantity.go, amount.go, suffix.go, math.go and scale_int.go. Their parse, format and
-arithmetic logic is the same from apimachinery v0.30.0 (kubelet 1.30) through v0.32 and on to
-master as mirrored, so one port serves every kubelet version evictlens claims.
+Source: quantity.go, amount.go, suffix.go, math.go, scale_int.go. Their parse, format and arithmetic
+code is unchanged from apimachinery v0.30.0 (kubelet 1.30) through v0.32 to master (history read up
+to 2026-07), so one port serves every kubelet version evictlens claims. Go's int32/int64 wrap-around
+is reproduced where it shows.
 
-Go keeps a quantity either as an ``int64Amount`` (value * 10^scale) or as an ``inf.Dec``
-(unscaled * 10^-scale). Both are exact, and parsing, printing and comparing give the same
-answers for both, but ``Value()`` rounds differently on the two paths. So a :class:`Quantity`
-keeps the exact mantissa and exponent together with a flag naming the path Go would take.
+Go holds a quantity as an ``int64Amount`` (value * 10^scale) or an ``inf.Dec`` (unscaled * 10^-scale).
+Parsing, printing and comparing agree for both, but ``Value()`` rounds differently, so a
+:class:`Quantity` keeps the exact mantissa and exponent plus a flag naming the path Go would take.
+Not reproduced: Go's Cmp turning its receiver into an inf.Dec in place (ours is immutable), and
+numbers over ``_MAX_DIGITS`` digits, which Go would build as huge big.Ints and we reject.
 """
 
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from decimal import Decimal
 from typing import Final
@@ -85,7 +88,8 @@ def _parse_quantity_string(s: str) -> tuple[bool, str, str, str, str] | None:
 
     Upstream's hand-written scanner accepts exactly this grammar: sign, leading zeros (dropped from
     num, which defaults to "0"), digits, optional "." and digits, suffix letters, optional signed
-    digits. So "+", "." and "1.G" scan; the suffix itself is checked later by interpret.
+    digits. So "+", "." and "1.G" scan; the suffix itself is checked later by interpret. (For an
+    all-zero number upstream returns value "0"; only the inf.Dec path reads value, and zero never gets there.)
     """
     m = _QUANTITY.fullmatch(s)
     if m is None:
@@ -136,6 +140,7 @@ def _go_pow10_int64(k: int) -> int:
     return 10**k if k <= 18 else _MIN_INT64
 
 
+@functools.total_ordering
 class Quantity:
     """quantity.go: Quantity – an exact decimal with a Format and, when parsed canonical, its own text.
 
@@ -158,12 +163,6 @@ class Quantity:
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Quantity is immutable")
-
-    def __copy__(self) -> Quantity:
-        return self
-
-    def __deepcopy__(self, memo: object) -> Quantity:
-        return self
 
     def __reduce__(self) -> tuple[object, tuple[int, int, bool, Format | None, str | None]]:
         return Quantity._make, (self._u, self._e, self._dec, self._format, self._text)
@@ -350,7 +349,7 @@ class Quantity:
         elif fmt is None:
             fmt = Format.DECIMAL_EXPONENT
         number, exponent = self._canonical_bytes()
-        if fmt is Format.DECIMAL_SI:  # no suffix beyond E (10^18): upstream 1.30-1.32 drops it
+        if fmt is Format.DECIMAL_SI:  # past E (10^18) upstream has no suffix and prints none
             return f"{number}{_DECIMAL_SUFFIX_OF.get(exponent, '')}"
         return f"{number}e{exponent}" if exponent else str(number)
 
@@ -401,12 +400,3 @@ class Quantity:
 
     def __lt__(self, other: Quantity) -> bool:
         return self.cmp(other) < 0
-
-    def __le__(self, other: Quantity) -> bool:
-        return self.cmp(other) <= 0
-
-    def __gt__(self, other: Quantity) -> bool:
-        return self.cmp(other) > 0
-
-    def __ge__(self, other: Quantity) -> bool:
-        return self.cmp(other) >= 0
