@@ -65,6 +65,20 @@ def _strip_times(obj: Any) -> Any:
     return obj
 
 
+def _wrapped_counters(obj: Any, path: str = "") -> list[str]:
+    """Counters ≥ 2^63 become negative in the kubelet's int64 cast; say so where it happens."""
+    found: list[str] = []
+    if isinstance(obj, Mapping):
+        for key, value in obj.items():
+            found += _wrapped_counters(value, f"{path}.{key}" if path else str(key))
+    elif isinstance(obj, list):
+        for i, value in enumerate(obj):
+            found += _wrapped_counters(value, f"{path}[{i}]")
+    elif isinstance(obj, int) and not isinstance(obj, bool) and obj >= 1 << 63 and path.startswith("node."):
+        found.append(f"{path} = {obj} is ≥ 2^63: the kubelet casts it to int64, giving {obj - (1 << 64)} (as here)")
+    return found
+
+
 def pods_from_summary(raw_summary: Mapping[str, Any], source: str) -> tuple[Pod, ...]:
     """Without a pods file, build pods from the summary's podRefs and container names alone."""
     pods = []
@@ -134,6 +148,7 @@ def explain(
     summary = parse_summary(raw_summary, source=summary_source)
     notes: list[str] = []
     prof, version_note = resolve_profile(version, node, feature_gates)
+    notes.extend(_wrapped_counters(raw_summary))
     if config is None:
         config = config_from_flags(prof)
         notes.append("no kubelet configuration given: using the kubelet's default evictionHard for this version")
