@@ -21,7 +21,7 @@ from replay.kubelet.config import EvictionConfig, config_from_flags, config_from
 from replay.kubelet.duration import format_duration
 from replay.kubelet.manager import EvictionManager, FsTopology, SyncResult
 from replay.kubelet.ranking import RankFacts, rank_facts
-from replay.kubelet.thresholds import SIGNAL_TO_RESOURCE, Threshold, get_threshold_quantity
+from replay.kubelet.thresholds import Threshold, get_threshold_quantity
 from replay.kubelet.versions import KNOWN_VERSIONS, VersionProfile, parse_feature_gates, profile
 
 DEFAULT_VERSION = "1.37"
@@ -105,7 +105,8 @@ def infer_topology(summary: Summary) -> tuple[FsTopology, str]:
     split = container is not None and image is not None and not same(container, image)
     note = (
         f"filesystems inferred from the summary: imagefs {'on its own device' if dedicated else 'shares nodefs'}"
-        f"{', containerfs split from imagefs' if split else ''} (pass --dedicated-image-fs / --split-image-fs to override)"
+        f"{', containerfs split from imagefs' if split else ''}"
+        " (pass --dedicated-image-fs / --split-image-fs to override)"
     )
     return FsTopology(dedicated, split), note
 
@@ -179,7 +180,9 @@ def explain(
         later = when.timestamp() + longest / 1e9
         stale_free = parse_summary(_strip_times(raw_summary), source=summary_source)
         hypothetical = manager.synchronize(stale_free, list(active), datetime.fromtimestamp(later, UTC))
-        hypothetical_note = f"if these stats persisted for {format_duration(longest)} (the longest soft grace period met)"
+        hypothetical_note = (
+            f"if these stats persisted for {format_duration(longest)} (the longest soft grace period met)"
+        )
         hypothetical_ranking = _ranking_facts(hypothetical, topology, prof)
     return Explanation(
         node_name=summary.node.node_name,
@@ -261,7 +264,7 @@ def _load_config(args: argparse.Namespace, prof: VersionProfile) -> EvictionConf
 
 
 def run_explain(args: argparse.Namespace) -> int:
-    from replay.report import print_explanation, explanation_json
+    from replay.report import explanation_json, print_explanation
 
     if args.sample:
         base = _sample_dir(args.sample)
@@ -311,7 +314,9 @@ def add_explain_parser(sub: Any) -> None:
     cfg.add_argument("--configz", metavar="FILE", help="kubectl get --raw /api/v1/nodes/NODE/proxy/configz")
     cfg.add_argument("--eviction-hard", action="append", metavar="MAP", help="e.g. 'memory.available<1.5Gi'")
     cfg.add_argument("--eviction-soft", action="append", metavar="MAP")
-    cfg.add_argument("--eviction-soft-grace-period", action="append", metavar="MAP", help="e.g. 'memory.available=1m30s'")
+    cfg.add_argument(
+        "--eviction-soft-grace-period", action="append", metavar="MAP", help="e.g. 'memory.available=1m30s'"
+    )
     cfg.add_argument("--eviction-minimum-reclaim", action="append", metavar="MAP")
     cfg.add_argument("--eviction-max-pod-grace-period", type=int, default=0, metavar="SECONDS")
     cfg.add_argument("--eviction-pressure-transition-period", metavar="DURATION")

@@ -91,8 +91,8 @@ def print_explanation(e: Explanation, console: Console | None = None) -> None:
     evicted = e.result.evictions[0].pod.name if e.result.evictions else None
     if e.ranking:
         resource = e.result.resource_to_reclaim or ""
-        console.print(_ranking_table(f"ranking for {resource} ({e.result.threshold_to_reclaim.signal if e.result.threshold_to_reclaim else ''})",
-                                     e.ranking, evicted))
+        signal = e.result.threshold_to_reclaim.signal if e.result.threshold_to_reclaim else ""
+        console.print(_ranking_table(f"ranking for {resource} ({signal})", e.ranking, evicted))
     if e.hypothetical is not None:
         _verdict(console, e.hypothetical, e.hypothetical_note)
         if e.hypothetical_ranking:

@@ -111,22 +111,33 @@ def check_rank(case: Case, profile: VersionProfile) -> list[str]:
         stats[s.pod_ref.uid] = s
     cmps: list[ranking.CmpFunc] = []
     for spec in inp["comparators"]:
-        name = spec["name"]
-        fs = tuple(ranking.FsStatsType(x) for x in spec.get("fs_stats", []))
-        resource = spec.get("resource", "")
-        builders: dict[str, Callable[[], ranking.CmpFunc]] = {
-            "exceedMemoryRequests": lambda: ranking.exceed_memory_requests(stats, profile),
-            "priority": lambda: ranking.priority,
-            "memory": lambda: ranking.memory(stats, profile),
-            "process": lambda: ranking.process(stats),
-            "exceedDiskRequests": lambda fs=fs, r=resource: ranking.exceed_disk_requests(stats, fs, r, profile),
-            "disk": lambda fs=fs, r=resource: ranking.disk(stats, fs, r, profile),
-        }
-        if name not in builders:
-            return [f"unknown comparator {name!r}"]
-        cmps.append(builders[name]())
+        cmp = _comparator(spec, stats, profile)
+        if cmp is None:
+            return [f"unknown comparator {spec['name']!r}"]
+        cmps.append(cmp)
     ranking.ordered_by(pods, *cmps)
     return _eq("order", [p.name for p in pods], list(case.expect["order"]))
+
+
+def _comparator(
+    spec: Mapping[str, Any], stats: Mapping[str, Any], profile: VersionProfile
+) -> ranking.CmpFunc | None:
+    name = spec["name"]
+    fs = tuple(ranking.FsStatsType(x) for x in spec.get("fs_stats", []))
+    resource = str(spec.get("resource", ""))
+    if name == "exceedMemoryRequests":
+        return ranking.exceed_memory_requests(stats, profile)
+    if name == "priority":
+        return ranking.priority
+    if name == "memory":
+        return ranking.memory(stats, profile)
+    if name == "process":
+        return ranking.process(stats)
+    if name == "exceedDiskRequests":
+        return ranking.exceed_disk_requests(stats, fs, resource, profile)
+    if name == "disk":
+        return ranking.disk(stats, fs, resource, profile)
+    return None
 
 
 # --- parse_thresholds and threshold helpers ----------------------------------------------------------

@@ -206,7 +206,9 @@ class EvictionManager:
         elif split and not self.profile.gate("KubeletSeparateDiskGC"):
             return "KubeletSeparateDiskGC is turned off but we still have a split filesystem"
         if self.profile.containerfs_signals:
-            self.thresholds, self.containerfs_errors = update_containerfs_thresholds(self.thresholds, has_image_fs, split)
+            self.thresholds, self.containerfs_errors = update_containerfs_thresholds(
+                self.thresholds, has_image_fs, split
+            )
         self.signal_to_rank_func = build_signal_to_rank_func(has_image_fs, split, self.profile)
         self.signal_to_node_reclaim_funcs = build_signal_to_node_reclaim_funcs(has_image_fs, split)
         if not self.profile.containerfs_signals:
@@ -281,7 +283,7 @@ class EvictionManager:
             return _with(base, reason="eviction thresholds have been met, but no pods are active to evict")
         rank(active_pods, stats)
         ranking = tuple(active_pods)
-        skipped: list[str] = []
+        skipped = []
         for pod in active_pods:
             grace = self.profile.immediate_eviction_grace_seconds
             if not threshold.is_hard:

@@ -302,9 +302,9 @@ def signal_fs_stats(with_image_fs: bool, split_fs: bool) -> dict[str, tuple[FsSt
         return {NODEFS_AVAILABLE: node, NODEFS_INODES_FREE: node, IMAGEFS_AVAILABLE: image,
                 IMAGEFS_INODES_FREE: image, CONTAINERFS_AVAILABLE: image, CONTAINERFS_INODES_FREE: image}
     if with_image_fs and split_fs:
-        node = (FsStatsType.LOGS, FsStatsType.LOCAL_VOLUME_SOURCE, FsStatsType.ROOT)
-        return {NODEFS_AVAILABLE: node, NODEFS_INODES_FREE: node, CONTAINERFS_AVAILABLE: node,
-                CONTAINERFS_INODES_FREE: node, IMAGEFS_AVAILABLE: (FsStatsType.IMAGES,),
+        node_split = (FsStatsType.LOGS, FsStatsType.LOCAL_VOLUME_SOURCE, FsStatsType.ROOT)
+        return {NODEFS_AVAILABLE: node_split, NODEFS_INODES_FREE: node_split, CONTAINERFS_AVAILABLE: node_split,
+                CONTAINERFS_INODES_FREE: node_split, IMAGEFS_AVAILABLE: (FsStatsType.IMAGES,),
                 IMAGEFS_INODES_FREE: (FsStatsType.IMAGES,)}
     return {s: everything for s in (NODEFS_AVAILABLE, NODEFS_INODES_FREE, IMAGEFS_AVAILABLE,
                                     IMAGEFS_INODES_FREE, CONTAINERFS_AVAILABLE, CONTAINERFS_INODES_FREE)}

@@ -182,9 +182,9 @@ def profile(version: str, feature_gates: Mapping[str, bool] | None = None) -> Ve
         if state is not None:
             gates[spec.name] = state[0]
     for name, value in (feature_gates or {}).items():
-        spec = _GATES_BY_NAME.get(name)
-        state = spec.at(minor) if spec else None
-        if spec is None or state is None:
+        gate_spec = _GATES_BY_NAME.get(name)
+        state = gate_spec.at(minor) if gate_spec else None
+        if gate_spec is None or state is None:
             known = ", ".join(sorted(gates)) or "none"
             raise InputError(
                 f"feature gate {name!r} is not known to kubelet {version}; known gates: {known}",
