@@ -66,7 +66,7 @@ def parse_duration(text: str) -> int:
         if unit is None:
             raise InputError(f'time: unknown unit "{unit_text}" in duration "{orig}"')
         value = int(int_digits or "0")
-        if value > _MAX_INT64 // unit:
+        if value > (1 << 63) // unit:
             raise InputError(f'time: invalid duration "{orig}"')
         value *= unit
         if frac_digits:
@@ -83,9 +83,13 @@ def parse_duration(text: str) -> int:
                 scale *= 10
             value += int(float(f) * (float(unit) / scale))
         total += value
-        if total > _MAX_INT64 + (1 if neg else 0):
+        if total > 1 << 63:
             raise InputError(f'time: invalid duration "{orig}"')
-    return -total if neg else total
+    if neg:
+        return -total
+    if total > _MAX_INT64:
+        raise InputError(f'time: invalid duration "{orig}"')
+    return total
 
 
 def _fmt_frac(v: int, prec: int) -> tuple[str, int]:

@@ -189,7 +189,7 @@ class EvictionManager:
         if podutil.is_critical_pod(pod):
             return AdmitResult(True)
         if self.node_conditions == [MEMORY_PRESSURE]:
-            if podutil.pod_qos_class(pod) != "BestEffort":
+            if pod.qos_class != "BestEffort":  # v1qos.GetPodQOS prefers status.qosClass
                 return AdmitResult(True)
             if podutil.tolerates_memory_pressure_taint(pod):
                 return AdmitResult(True)

@@ -8,6 +8,7 @@ the kubelet iterates a map, this port uses the configured (insertion) order inst
 
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -90,12 +91,23 @@ def _f32_neighbours(value: float) -> list[float]:
     return out
 
 
+_GO_DECIMAL_FLOAT = re.compile(r"^[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|(?i:inf|infinity|nan))$")
+_GO_HEX_FLOAT = re.compile(r"^[+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?\d+$")
+
+
 def decimal_to_f32(text: str) -> float:
     """Parse a decimal string to the correctly rounded float32 (Go ``strconv.ParseFloat(s, 32)``).
 
     ``float32(float(s))`` rounds twice and can be off by one ulp in halfway cases, so the nearest
     float32 is chosen exactly among the candidates around the float64 result.
     """
+    if _GO_HEX_FLOAT.match(text):
+        value = f32(float.fromhex(text))
+        if value in (float("inf"), float("-inf")):
+            raise InputError(f'strconv.ParseFloat: parsing "{text}": value out of range')
+        return value
+    if not _GO_DECIMAL_FLOAT.match(text):
+        raise InputError(f'strconv.ParseFloat: parsing "{text}": invalid syntax')
     try:
         exact = Decimal(text)
     except InvalidOperation:
