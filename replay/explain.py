@@ -55,6 +55,8 @@ class Explanation:
     hypothetical_note: str = ""
     hypothetical_ranking: tuple[RankFacts, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    node_facts: tuple[tuple[str, str], ...] = ()
+    """What the node object says (allocatable, reported pressure conditions), to compare with the verdict."""
 
 
 def _strip_times(obj: Any) -> Any:
@@ -199,7 +201,23 @@ def explain(
         hypothetical_note=hypothetical_note,
         hypothetical_ranking=hypothetical_ranking,
         notes=tuple(notes),
+        node_facts=_node_facts(node),
     )
+
+
+def _node_facts(node: Node | None) -> tuple[tuple[str, str], ...]:
+    if node is None:
+        return ()
+    facts = []
+    for resource in ("memory", "ephemeral-storage", "pods"):
+        cap, alloc = node.capacity.get(resource), node.allocatable.get(resource)
+        if cap is not None or alloc is not None:
+            facts.append((f"{resource} capacity / allocatable", f"{cap} / {alloc}"))
+    for condition in node.conditions:
+        if condition.type in ("MemoryPressure", "DiskPressure", "PIDPressure"):
+            since = condition.last_transition_time.isoformat() if condition.last_transition_time else "?"
+            facts.append((f"reported {condition.type}", f"{condition.status} since {since} ({condition.reason})"))
+    return tuple(facts)
 
 
 def resolve_profile(

@@ -21,7 +21,8 @@ def _opt(value: object) -> str:
 def _ranking_table(title: str, facts: tuple[RankFacts, ...], evicted: str | None) -> Table:
     table = Table(title=title, title_justify="left")
     for col in ("#", "pod", "stats", "exceeds request", "priority", "usage", "request", "usage − request", "note"):
-        table.add_column(col, justify="right" if col in ("#", "priority") else "left")
+        table.add_column(col, justify="right" if col in ("#", "priority") else "left",
+                         overflow="fold", no_wrap=col in ("pod", "usage", "request", "usage − request"))
     for i, f in enumerate(facts, 1):
         if not f.has_stats:
             why = "no stats: evicted first"
@@ -29,6 +30,8 @@ def _ranking_table(title: str, facts: tuple[RankFacts, ...], evicted: str | None
             why = "usage above request"
         else:
             why = ""
+        if f.critical:
+            why = (why + "; " if why else "") + "critical pod: never evicted"
         if evicted == f.pod:
             why = (why + "; " if why else "") + "EVICTED"
         exceeds = "yes" if f.exceeds_request else ("no" if f.exceeds_request is not None else "—")
@@ -67,13 +70,18 @@ def _verdict(console: Console, result: SyncResult, heading: str) -> None:
 
 
 def print_explanation(e: Explanation, console: Console | None = None) -> None:
-    console = console or Console(highlight=False)
+    if console is None:
+        console = Console(highlight=False)
+        if not console.is_terminal:
+            console = Console(highlight=False, width=132)  # pipes and CI logs: do not squeeze tables to 80
     console.print(f"[bold]node[/bold] {e.node_name or '(unnamed)'} — kubelet {e.kubelet_version} ({e.version_note})")
     console.print(f"config: {e.config_source}")
     console.print(f"{e.topology_note}")
     console.print(f"{e.pods_note}")
     for note in e.notes:
         console.print(f"note: {note}")
+    for key, value in e.node_facts:
+        console.print(f"node object: {key}: {value}")
 
     table = Table(title="signals against thresholds", title_justify="left")
     for col in ("signal", "available", "capacity", "threshold", "threshold quantity", "met"):
@@ -136,6 +144,7 @@ def _result_json(result: SyncResult, ranking: tuple[RankFacts, ...]) -> dict[str
                 "request": str(f.request),
                 "usage_above_request": str(f.usage_above_request) if f.usage_above_request is not None else None,
                 "process_count": f.process_count,
+                "critical": f.critical,
             }
             for f in ranking
         ],
@@ -154,6 +163,7 @@ def explanation_json(e: Explanation) -> str:
             "note": e.topology_note,
         },
         "pods": e.pods_note,
+        "node_object": dict(e.node_facts),
         "notes": list(e.notes),
         "observations": [
             {

@@ -15,6 +15,7 @@ from enum import StrEnum
 
 from replay.kubelet.api import FsStats, MemoryStats, Pod, PodStats
 from replay.kubelet.gosort import go_sort
+from replay.kubelet.pods import is_critical_pod
 from replay.kubelet.quantity import Format, Quantity
 from replay.kubelet.signals import go_int64, go_uint64
 from replay.kubelet.thresholds import (
@@ -352,6 +353,7 @@ class RankFacts:
     exceeds_request: bool | None
     usage_above_request: Quantity | None
     process_count: int | None = None
+    critical: bool = False
 
 
 def rank_facts(
@@ -366,7 +368,7 @@ def rank_facts(
         if signal == PID_AVAILABLE:
             count = process_usage(pod_stats) if pod_stats is not None else None
             facts.append(RankFacts(pod.name, pod.namespace, pod_stats is not None, pod_priority(pod), None,
-                                   Quantity.zero(), None, None, count))
+                                   Quantity.zero(), None, None, count, is_critical_pod(pod)))
             continue
         if measure is None:
             resource = RESOURCE_MEMORY
@@ -383,6 +385,7 @@ def rank_facts(
                 pod.name, pod.namespace, pod_stats is not None, pod_priority(pod), usage, request,
                 usage.cmp(request) == 1 if usage is not None else None,
                 usage.sub(subtract) if usage is not None else None,
+                critical=is_critical_pod(pod),
             )
         )
     return facts
