@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TypeVar
 
 from replay.kubelet.api import FsStats, MemoryStats, Pod, PodStats
 from replay.kubelet.gosort import go_sort
@@ -35,6 +36,7 @@ from replay.kubelet.thresholds import (
 from replay.kubelet.versions import VersionProfile
 
 CmpFunc = Callable[[Pod, Pod], int]
+T = TypeVar("T")
 StatsLookup = Mapping[str, PodStats]
 RankFunc = Callable[[MutableSequence[Pod], StatsLookup], None]
 
@@ -168,16 +170,32 @@ def _missing_stats(stats: StatsLookup, p1: Pod, p2: Pod) -> int | None:
     return None
 
 
+def _per_pod(key: Callable[[Pod], T]) -> Callable[[Pod], T]:
+    """Memoize a pure per-pod key for one sort: the comparators recompute it on every comparison."""
+    cache: dict[int, T] = {}
+
+    def get(pod: Pod) -> T:
+        found = cache.get(id(pod))
+        if found is None:
+            found = cache[id(pod)] = key(pod)
+        return found
+
+    return get
+
+
 def exceed_memory_requests(stats: StatsLookup, profile: VersionProfile | None = None) -> CmpFunc:
     """helpers.go: exceedMemoryRequests — pod working set strictly above its memory request first."""
+
+    @_per_pod
+    def exceeds(pod: Pod) -> bool:
+        request = get_resource_request_quantity(pod, RESOURCE_MEMORY, profile)
+        return memory_usage(stats[pod.uid].memory).cmp(request) == 1
 
     def compare(p1: Pod, p2: Pod) -> int:
         missing = _missing_stats(stats, p1, p2)
         if missing is not None:
             return missing
-        e1 = memory_usage(stats[p1.uid].memory).cmp(get_resource_request_quantity(p1, RESOURCE_MEMORY, profile)) == 1
-        e2 = memory_usage(stats[p2.uid].memory).cmp(get_resource_request_quantity(p2, RESOURCE_MEMORY, profile)) == 1
-        return cmp_bool(e1, e2)
+        return cmp_bool(exceeds(p1), exceeds(p2))
 
     return compare
 
@@ -185,13 +203,15 @@ def exceed_memory_requests(stats: StatsLookup, profile: VersionProfile | None = 
 def memory(stats: StatsLookup, profile: VersionProfile | None = None) -> CmpFunc:
     """helpers.go: memory — larger (working set − request) first."""
 
+    @_per_pod
+    def above_request(pod: Pod) -> Quantity:
+        return memory_usage(stats[pod.uid].memory).sub(get_resource_request_quantity(pod, RESOURCE_MEMORY, profile))
+
     def compare(p1: Pod, p2: Pod) -> int:
         missing = _missing_stats(stats, p1, p2)
         if missing is not None:
             return missing
-        m1 = memory_usage(stats[p1.uid].memory).sub(get_resource_request_quantity(p1, RESOURCE_MEMORY, profile))
-        m2 = memory_usage(stats[p2.uid].memory).sub(get_resource_request_quantity(p2, RESOURCE_MEMORY, profile))
-        return m2.cmp(m1)
+        return above_request(p2).cmp(above_request(p1))
 
     return compare
 
@@ -213,15 +233,16 @@ def exceed_disk_requests(
 ) -> CmpFunc:
     """helpers.go: exceedDiskRequests."""
 
+    @_per_pod
+    def exceeds(pod: Pod) -> bool:
+        usage = pod_disk_usage(stats[pod.uid], pod, measure)[resource]
+        return usage.cmp(get_resource_request_quantity(pod, resource, profile)) == 1
+
     def compare(p1: Pod, p2: Pod) -> int:
         missing = _missing_stats(stats, p1, p2)
         if missing is not None:
             return missing
-        u1 = pod_disk_usage(stats[p1.uid], p1, measure)[resource]
-        u2 = pod_disk_usage(stats[p2.uid], p2, measure)[resource]
-        e1 = u1.cmp(get_resource_request_quantity(p1, resource, profile)) == 1
-        e2 = u2.cmp(get_resource_request_quantity(p2, resource, profile)) == 1
-        return cmp_bool(e1, e2)
+        return cmp_bool(exceeds(p1), exceeds(p2))
 
     return compare
 
@@ -231,17 +252,16 @@ def disk(
 ) -> CmpFunc:
     """helpers.go: disk — larger (usage − ephemeral-storage request) first, even for inodes."""
 
+    @_per_pod
+    def above_request(pod: Pod) -> Quantity:
+        usage = pod_disk_usage(stats[pod.uid], pod, measure)[resource]
+        return usage.sub(get_resource_request_quantity(pod, RESOURCE_EPHEMERAL_STORAGE, profile))
+
     def compare(p1: Pod, p2: Pod) -> int:
         missing = _missing_stats(stats, p1, p2)
         if missing is not None:
             return missing
-        d1 = pod_disk_usage(stats[p1.uid], p1, measure)[resource].sub(
-            get_resource_request_quantity(p1, RESOURCE_EPHEMERAL_STORAGE, profile)
-        )
-        d2 = pod_disk_usage(stats[p2.uid], p2, measure)[resource].sub(
-            get_resource_request_quantity(p2, RESOURCE_EPHEMERAL_STORAGE, profile)
-        )
-        return d2.cmp(d1)
+        return above_request(p2).cmp(above_request(p1))
 
     return compare
 
