@@ -163,11 +163,16 @@ def priority(p1: Pod, p2: Pod) -> int:
     return 1 if a > b else -1
 
 
-def _missing_stats(stats: StatsLookup, p1: Pod, p2: Pod) -> int | None:
-    found1, found2 = p1.uid in stats, p2.uid in stats
-    if not found1 or not found2:
-        return cmp_bool(not found1, not found2)
-    return None
+def _stats_first(stats: StatsLookup, compare: CmpFunc) -> CmpFunc:
+    """The prologue of every usage comparator: a pod without stats is evicted first."""
+
+    def compare_with_stats(p1: Pod, p2: Pod) -> int:
+        found1, found2 = p1.uid in stats, p2.uid in stats
+        if not found1 or not found2:
+            return cmp_bool(not found1, not found2)
+        return compare(p1, p2)
+
+    return compare_with_stats
 
 
 def _per_pod(key: Callable[[Pod], T]) -> Callable[[Pod], T]:
@@ -191,13 +196,7 @@ def exceed_memory_requests(stats: StatsLookup, profile: VersionProfile | None = 
         request = get_resource_request_quantity(pod, RESOURCE_MEMORY, profile)
         return memory_usage(stats[pod.uid].memory).cmp(request) == 1
 
-    def compare(p1: Pod, p2: Pod) -> int:
-        missing = _missing_stats(stats, p1, p2)
-        if missing is not None:
-            return missing
-        return cmp_bool(exceeds(p1), exceeds(p2))
-
-    return compare
+    return _stats_first(stats, lambda p1, p2: cmp_bool(exceeds(p1), exceeds(p2)))
 
 
 def memory(stats: StatsLookup, profile: VersionProfile | None = None) -> CmpFunc:
@@ -207,25 +206,13 @@ def memory(stats: StatsLookup, profile: VersionProfile | None = None) -> CmpFunc
     def above_request(pod: Pod) -> Quantity:
         return memory_usage(stats[pod.uid].memory).sub(get_resource_request_quantity(pod, RESOURCE_MEMORY, profile))
 
-    def compare(p1: Pod, p2: Pod) -> int:
-        missing = _missing_stats(stats, p1, p2)
-        if missing is not None:
-            return missing
-        return above_request(p2).cmp(above_request(p1))
-
-    return compare
+    return _stats_first(stats, lambda p1, p2: above_request(p2).cmp(above_request(p1)))
 
 
 def process(stats: StatsLookup) -> CmpFunc:
     """helpers.go: process — ``int(p2 - p1)`` on uint64 counts, more processes first."""
 
-    def compare(p1: Pod, p2: Pod) -> int:
-        missing = _missing_stats(stats, p1, p2)
-        if missing is not None:
-            return missing
-        return go_int64(process_usage(stats[p2.uid]) - process_usage(stats[p1.uid]))
-
-    return compare
+    return _stats_first(stats, lambda p1, p2: go_int64(process_usage(stats[p2.uid]) - process_usage(stats[p1.uid])))
 
 
 def exceed_disk_requests(
@@ -238,13 +225,7 @@ def exceed_disk_requests(
         usage = pod_disk_usage(stats[pod.uid], pod, measure)[resource]
         return usage.cmp(get_resource_request_quantity(pod, resource, profile)) == 1
 
-    def compare(p1: Pod, p2: Pod) -> int:
-        missing = _missing_stats(stats, p1, p2)
-        if missing is not None:
-            return missing
-        return cmp_bool(exceeds(p1), exceeds(p2))
-
-    return compare
+    return _stats_first(stats, lambda p1, p2: cmp_bool(exceeds(p1), exceeds(p2)))
 
 
 def disk(
@@ -257,13 +238,7 @@ def disk(
         usage = pod_disk_usage(stats[pod.uid], pod, measure)[resource]
         return usage.sub(get_resource_request_quantity(pod, RESOURCE_EPHEMERAL_STORAGE, profile))
 
-    def compare(p1: Pod, p2: Pod) -> int:
-        missing = _missing_stats(stats, p1, p2)
-        if missing is not None:
-            return missing
-        return above_request(p2).cmp(above_request(p1))
-
-    return compare
+    return _stats_first(stats, lambda p1, p2: above_request(p2).cmp(above_request(p1)))
 
 
 def ordered_by(pods: MutableSequence[Pod], *cmps: CmpFunc) -> None:

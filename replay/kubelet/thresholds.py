@@ -379,10 +379,6 @@ class SignalObservation:
 Observations = Mapping[str, SignalObservation]
 
 
-def threshold_quantity_for(threshold: Threshold, observation: SignalObservation) -> Quantity:
-    return get_threshold_quantity(threshold.value, observation.capacity)
-
-
 def thresholds_met(
     thresholds: Sequence[Threshold], observations: Observations, enforce_min_reclaim: bool
 ) -> list[Threshold]:
@@ -411,13 +407,9 @@ def thresholds_updated_stats(
         if observed is None:
             continue
         last = last_observations.get(threshold.signal)
-        last_time = last.time if last is not None else None
-        if (
-            last is None
-            or observed.time is None
-            or (last_time is None and observed.time is not None)
-            or (last_time is not None and observed.time > last_time)
-        ):
+        # Go: !found || observed.time.IsZero() || observed.time.After(last.time); a zero last time is
+        # before any non-zero time.
+        if last is None or observed.time is None or last.time is None or observed.time > last.time:
             results.append(threshold)
     return results
 
