@@ -1,0 +1,1 @@
+"""The live recorder behind ``evictlens record``: client, poller, watches, status line, RBAC."""

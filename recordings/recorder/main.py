@@ -1,0 +1,257 @@
+"""``evictlens record``: ties client, watches, poller, writer and status line together.
+
+One asyncio loop does everything, so the writer is only touched from one thread: watches
+feed objects in as they arrive, each tick polls all nodes concurrently and commits one
+journal frame.  Stopping (Ctrl-C, SIGTERM, --duration) finishes the tick in flight, then
+folds and finalizes; a fatal error (401/403, disk full) stops without losing finished ticks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..errors import RecordingError
+from ..format import Manifest
+from ..redact import EVENT_REASONS
+from ..writer import RecordingWriter
+from .client import AuthFailure, KubeClient, RequestFailed
+from .options import RecordOptions, options_from_args
+from .poller import NodeTarget, PollResult, poll_nodes
+from .rbac import rbac_text
+from .status import StatusLine
+from .watch import ListWatcher
+
+
+def run_record(args: argparse.Namespace) -> int:
+    if args.print_rbac:
+        print(rbac_text(), end="")
+        return 0
+    opts = options_from_args(args)
+    return asyncio.run(Recorder(opts).run())
+
+
+class Recorder:
+    def __init__(self, opts: RecordOptions) -> None:
+        self.opts = opts
+        self.root = Path(opts.output)
+        self.targets: dict[str, NodeTarget] = {}
+        self.fatal: BaseException | None = None
+        self.stop = asyncio.Event()
+        self.configz_due: set[str] = set()
+        self.kubelet_pods: dict[str, dict[str, dict[str, Any]]] = {}
+        self.writer: RecordingWriter | None = None
+        self.status: StatusLine | None = None
+
+    # -- objects from watches -------------------------------------------------------------
+    def on_object(self, kind: str, obj: dict[str, Any], deleted: bool) -> None:
+        assert self.writer is not None
+        if kind == "node":
+            name = (obj.get("metadata") or {}).get("name")
+            if not name:
+                return
+            if deleted:
+                self.targets.pop(name, None)
+            elif name not in self.targets:
+                self.targets[name] = NodeTarget.from_node(obj, self.opts.kubelet_port)
+                self.configz_due.add(name)
+            else:
+                fresh = NodeTarget.from_node(obj, self.opts.kubelet_port)
+                self.targets[name].address, self.targets[name].port = fresh.address, fresh.port
+        elif (kind == "pod" and (obj.get("spec") or {}).get("nodeName") not in self.targets) or (
+            kind == "event" and obj.get("reason") not in EVENT_REASONS
+        ):
+            return
+        self.writer.observe(kind, obj, deleted=deleted)
+
+    def _watch_task(self, watcher: ListWatcher, first_list_done: bool) -> asyncio.Task[None]:
+        task = asyncio.create_task(watcher.run(need_list=not first_list_done))
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None and self.fatal is None:
+            self.fatal = task.exception()
+            self.stop.set()
+
+    # -- per-tick work --------------------------------------------------------------------
+    async def _fetch_configz(self, client: KubeClient, deadline: float) -> None:
+        due = [self.targets[n] for n in sorted(self.configz_due) if n in self.targets]
+        self.configz_due.clear()
+        if not due:
+            return
+        assert self.writer is not None
+        for res in await poll_nodes(client, due, "configz", concurrency=self.opts.concurrency, deadline=deadline):
+            if res.body is None:
+                self.configz_due.add(res.node)  # try again next tick
+                continue
+            try:
+                self.writer.observe("configz", orjson.loads(res.body), node=res.node)
+            except orjson.JSONDecodeError:
+                continue
+
+    def _kubelet_pods(self, res: PollResult) -> None:
+        """--kubelet-direct: diff the kubelet's /pods against the last poll of that node."""
+        assert self.writer is not None and res.body is not None
+        try:
+            items = orjson.loads(res.body).get("items") or []
+        except (orjson.JSONDecodeError, AttributeError):
+            return
+        now = {str((p.get("metadata") or {}).get("uid")): p for p in items if isinstance(p, dict)}
+        before = self.kubelet_pods.get(res.node, {})
+        for uid, pod in before.items():
+            if uid not in now:
+                self.writer.observe("pod", pod, node=res.node, deleted=True)
+        for pod in now.values():
+            self.writer.observe("pod", pod, node=res.node)
+        self.kubelet_pods[res.node] = now
+
+    async def tick(self, client: KubeClient, started: float) -> None:
+        assert self.writer is not None and self.status is not None
+        deadline = started + max(self.opts.interval * 0.9, self.opts.timeout)
+        await self._fetch_configz(client, deadline)
+        tick = self.writer.begin_tick()
+        targets = [self.targets[n] for n in sorted(self.targets)]
+        conc = self.opts.concurrency
+        results = await poll_nodes(client, targets, "stats/summary", concurrency=conc, deadline=deadline)
+        if client.direct:
+            for res in await poll_nodes(client, targets, "pods", concurrency=conc, deadline=deadline):
+                if res.body is not None:
+                    self._kubelet_pods(res)
+        c = self.status.counters
+        ok = failed = 0
+        for res in results:
+            if res.body is None:
+                tick.add_gap(res.node, res.error or "no data")
+                failed += 1
+                continue
+            try:
+                summary = orjson.loads(res.body)
+                c.samples += tick.add_summary(res.node, summary, scraped=res.scraped)
+                ok += 1
+            except (orjson.JSONDecodeError, RecordingError) as exc:
+                tick.add_gap(res.node, f"unusable summary: {exc}")
+                failed += 1
+                continue
+            if self.opts.keep_raw:
+                tick.add_raw(res.node, "stats/summary", res.body, observed=res.scraped)
+            self._note_kubelet_start(res.node, summary)
+        self.writer.commit(tick)
+        c.ticks += 1
+        c.nodes_ok, c.nodes_failed = ok, failed
+        c.gaps += failed
+        self.status.update()
+
+    def _note_kubelet_start(self, node: str, summary: dict[str, Any]) -> None:
+        """A new kubelet startTime means a restart, and maybe a new config: re-read /configz."""
+        for sc in (summary.get("node") or {}).get("systemContainers") or []:
+            if isinstance(sc, dict) and sc.get("name") == "kubelet":
+                start = sc.get("startTime")
+                target = self.targets.get(node)
+                if target is not None and start:
+                    if target.kubelet_start is not None and target.kubelet_start != start:
+                        self.configz_due.add(node)
+                    target.kubelet_start = start
+
+    # -- main loop ------------------------------------------------------------------------
+    async def run(self) -> int:
+        opts = self.opts
+        client = KubeClient.build(opts)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.stop.set)
+        tasks: list[asyncio.Task[None]] = []
+        outcome, code = "finished", 0
+        try:
+            version = await self._server_version(client)
+            manifest = Manifest(source="recorder", server_version=version, options=opts.manifest_options())
+            self.writer = RecordingWriter(self.root, manifest, append=opts.append)
+            self.status = StatusLine(self.root, opts.status)
+            sel = {"labelSelector": opts.nodes} if opts.nodes else {}
+            nodes = ListWatcher(client, "/api/v1/nodes", "node", self.on_object, selector=sel)
+            try:
+                await nodes.list_once()
+            except RequestFailed as exc:
+                raise RecordingError(f"cannot list nodes: {exc}", source=client.server) from None
+            if not self.targets:
+                raise RecordingError("no nodes match", source="--nodes" if opts.nodes else "cluster")
+            tasks.append(self._watch_task(nodes, True))
+            if opts.watch:
+                if not opts.kubelet_direct:
+                    tasks.append(self._watch_task(ListWatcher(client, "/api/v1/pods", "pod", self.on_object), False))
+                tasks.append(self._watch_task(ListWatcher(client, "/api/v1/events", "event", self.on_object), False))
+            await self._loop(client)
+        except AuthFailure as exc:
+            outcome, code = "stopped", 3
+            print(f"evictlens record: {exc.one_line()}", file=sys.stderr)
+        except RecordingError as exc:
+            outcome, code = "stopped", 1 if self.writer is not None else 2
+            print(f"evictlens record: {exc.one_line()}", file=sys.stderr)
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await client.close()
+        if self.writer is not None:
+            code, outcome = self._finish(code, outcome)
+        return code
+
+    async def _server_version(self, client: KubeClient) -> str | None:
+        try:
+            body = await client.get_json("/version", deadline=time.monotonic() + self.opts.timeout * 3)
+        except RequestFailed as exc:
+            raise RecordingError(f"cannot reach the API server: {exc}", source=client.server) from None
+        version = body.get("gitVersion") if isinstance(body, dict) else None
+        return version if isinstance(version, str) else None
+
+    async def _loop(self, client: KubeClient) -> None:
+        interval = self.opts.interval
+        begin = time.monotonic()
+        end = begin + self.opts.duration if self.opts.duration else None
+        next_at = begin
+        assert self.status is not None
+        self.status.tick_started()
+        while not self.stop.is_set():
+            started = time.monotonic()
+            await self.tick(client, started)
+            if self.fatal is not None:
+                raise self.fatal
+            next_at += interval
+            now = time.monotonic()
+            if end is not None and next_at >= end:
+                break
+            if next_at < now:
+                assert self.status is not None
+                self.status.counters.late_ticks += 1
+                next_at = now
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stop.wait(), timeout=next_at - now)
+        if self.fatal is not None:
+            raise self.fatal
+
+    def _finish(self, code: int, outcome: str) -> tuple[int, str]:
+        assert self.writer is not None
+        disk_failed = code == 1
+        if not disk_failed:
+            try:
+                self.writer.finalize(counts={"late_ticks": self.status.counters.late_ticks} if self.status else None)
+            except (RecordingError, OSError) as exc:
+                text = exc.one_line() if isinstance(exc, RecordingError) else str(exc)
+                print(
+                    f"evictlens record: could not finalize ({text}); the journal holds every tick",
+                    file=sys.stderr,
+                )
+                code, outcome = 1, "stopped"
+        else:
+            self.writer.close_after_failure()
+        if self.status is not None:
+            self.status.finish(outcome)
+        return code, outcome

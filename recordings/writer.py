@@ -1,0 +1,399 @@
+"""Writes a recording: one durable journal frame per tick, folded into Parquet parts.
+
+Why this shape: the journal makes every finished tick durable with one small fsync, and the
+fold turns the journal into compact, sorted, zstd Parquet without ever rewriting a file in
+place.  A part directory is written under a temporary name and renamed, and the journal
+segments it covers are deleted only afterwards, so a crash at any point leaves each tick in
+exactly one readable place (see :func:`recordings.format.list_parts`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import polars as pl
+
+from . import format as fmt
+from .errors import RecordingError
+from .journal import JournalWriter, read_frames
+from .redact import REDACTORS
+from .schema import ALL_SCHEMAS, SERIES, SORT_KEYS, TIME
+from .summary_codec import Columns, empty_columns, encode, parse_time
+
+# Fold the journal into Parquet every hour of 60 s ticks / 10 min of 10 s ticks; the
+# environment override exists so the crash tests can kill the recorder mid-fold.
+FOLD_EVERY_TICKS = int(os.environ.get("EVICTLENS_FOLD_EVERY_TICKS", "60"))
+FOLD_ROWS = 400_000
+COMPACT_LIMIT_BYTES = 512 << 20
+
+
+_U64_COLUMNS = {t.name: [c for c, _k, kind, _g in t.columns() if kind == "u64"] for t in SERIES}
+
+
+def now_micros() -> int:
+    return time.time_ns() // 1000
+
+
+def frame_from_columns(name: str, cols: Mapping[str, list[Any]]) -> pl.DataFrame:
+    """Journal columns (times as integer microseconds) → a DataFrame with the table's schema."""
+    schema = ALL_SCHEMAS[name]
+    raw = {c: (pl.Int64() if t == TIME else t) for c, t in schema.items()}
+    df = pl.DataFrame({c: cols.get(c, []) for c in schema}, schema=raw, strict=False)
+    return df.with_columns(pl.col(c).cast(TIME) for c, t in schema.items() if t == TIME)
+
+
+def _empty_tables() -> dict[str, Columns]:
+    out = {t.name: empty_columns(t) for t in SERIES}
+    for name in ("ticks", "objects", "evictions", "raw"):
+        out[name] = {c: [] for c in ALL_SCHEMAS[name]}
+    return out
+
+
+@dataclass
+class Tick:
+    """One poll of every node; committed as a single journal frame."""
+
+    index: int
+    time: int
+    tables: dict[str, Columns] = field(default_factory=_empty_tables)
+
+    def add_summary(self, node: str, summary: Mapping[str, Any], *, scraped: int, source: str = "") -> int:
+        """Encode a whole summary or nothing (a bad one leaves no partial rows); returns the
+        number of metric samples (non-null numbers) stored."""
+        staged = {t.name: empty_columns(t) for t in SERIES}
+        try:
+            encode(summary, tick=self.index, node=node, scraped=scraped, into=staged)
+        except RecordingError as exc:
+            raise exc.within(source=source or f"summary of node {node}") from None
+        samples = 0
+        for table in SERIES:
+            cols = staged[table.name]
+            for col, values in cols.items():
+                self.tables[table.name][col].extend(values)
+            for col in _U64_COLUMNS[table.name]:
+                samples += len(cols[col]) - cols[col].count(None)
+        self._mark(node, None)
+        return samples
+
+    def add_gap(self, node: str, error: str) -> None:
+        self._mark(node, error)
+
+    def _mark(self, node: str, error: str | None) -> None:
+        cols = self.tables["ticks"]
+        for col, value in (
+            ("tick", self.index),
+            ("time", self.time),
+            ("node", node),
+            ("ok", error is None),
+            ("error", error),
+        ):
+            cols[col].append(value)
+
+    def add_raw(self, node: str | None, endpoint: str, body: bytes | str, *, observed: int) -> None:
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+        cols = self.tables["raw"]
+        for col, value in (("observed", observed), ("node", node), ("endpoint", endpoint), ("body", text)):
+            cols[col].append(value)
+
+
+class RecordingWriter:
+    """Owns a recording directory while recording or importing into it."""
+
+    def __init__(self, root: Path, manifest: fmt.Manifest, *, append: bool = False) -> None:
+        self.root = root
+        self.manifest = manifest
+        self._pending: dict[str, list[pl.DataFrame]] = {}
+        self._pending_rows = 0
+        self._pending_ticks = 0
+        self._first_unfolded: int | None = None
+        self._loose = _empty_tables()
+        self._last_hash: dict[tuple[str, str], bytes] = {}
+        self.next_tick = 0
+        self.ticks_written = 0
+        existing = (root / fmt.MANIFEST).exists()
+        if existing and not append:
+            raise RecordingError("already holds a recording; pass --append to add to it", source=str(root))
+        if root.exists() and not existing and any(root.iterdir()):
+            raise RecordingError("directory is not empty and holds no recording", source=str(root))
+        fmt.make_private_dir(root)
+        fmt.make_private_dir(root / fmt.JOURNAL_DIR)
+        fmt.make_private_dir(root / fmt.PARTS_DIR)
+        if existing:
+            self._recover()
+        else:
+            self.manifest.start_time = self.manifest.start_time or _iso(now_micros())
+            self.write_manifest()
+        segments = fmt.list_segments(root)
+        self._segment = (max(s for s, _ in segments) + 1) if segments else self._next_after_parts()
+        self._journal = JournalWriter(root / fmt.JOURNAL_DIR / fmt.segment_name(self._segment))
+        if self._first_unfolded is None:
+            self._first_unfolded = self._segment
+
+    # -- recovery -------------------------------------------------------------------------
+    def _next_after_parts(self) -> int:
+        parts = fmt.list_parts(self.root)
+        return (max(last for _, last, _ in parts) + 1) if parts else 1
+
+    def _recover(self) -> None:
+        """Re-open after a crash or for --append: adopt the journal tail, continue the ticks."""
+        old = fmt.Manifest.from_json((self.root / fmt.MANIFEST).read_bytes(), source=str(self.root / fmt.MANIFEST))
+        old.options = {**old.options, **self.manifest.options}
+        old.finalized = False
+        self.manifest = old
+        for p in (self.root / fmt.PARTS_DIR).iterdir():
+            if p.name.endswith(".tmp"):
+                fmt.remove_quietly(p)
+        covered = {s for first, last, _ in fmt.list_parts(self.root) for s in range(first, last + 1)}
+        last_tick = -1
+        for _f, _l, path in fmt.list_parts(self.root):
+            ticks = path / "ticks.parquet"
+            if ticks.exists():
+                top = pl.scan_parquet(ticks).select(pl.col("tick").max()).collect().item()
+                last_tick = max(last_tick, -1 if top is None else int(top))
+        for seq, path in fmt.list_segments(self.root):
+            if seq in covered:
+                fmt.remove_quietly(path)
+                continue
+            if self._first_unfolded is None:
+                self._first_unfolded = seq
+            for _end, payload in read_frames(path):
+                self._adopt(payload)
+                if payload.get("tick") is not None:
+                    last_tick = max(last_tick, int(payload["tick"]))
+        self.next_tick = last_tick + 1
+
+    def _adopt(self, payload: Mapping[str, Any]) -> None:
+        for name, cols in payload.get("tables", {}).items():
+            if name in ALL_SCHEMAS and any(cols.values()):
+                df = frame_from_columns(name, cols)
+                self._pending.setdefault(name, []).append(df)
+                self._pending_rows += df.height
+
+    # -- ticks and objects ----------------------------------------------------------------
+    def begin_tick(self, at: int | None = None) -> Tick:
+        tick = Tick(self.next_tick, now_micros() if at is None else at)
+        self.next_tick += 1
+        return tick
+
+    def commit(self, tick: Tick) -> int:
+        """Make one tick (plus objects seen since the last one) durable; returns bytes written."""
+        tables = tick.tables
+        for name, cols in self._loose.items():
+            for col, values in cols.items():
+                tables[name][col].extend(values)
+        payload = {"tick": tick.index, "time": tick.time, "tables": _nonempty(tables)}
+        written = self._journal.append(payload)
+        self._loose = _empty_tables()
+        self._adopt(payload)
+        self._pending_ticks += 1
+        self.ticks_written += 1
+        self.manifest.end_time = _iso(tick.time)
+        if self._pending_ticks >= FOLD_EVERY_TICKS or self._pending_rows >= FOLD_ROWS:
+            self.fold()
+        return written
+
+    def flush_objects(self) -> None:
+        """Write objects observed since the last tick as a frame of their own."""
+        tables = _nonempty(self._loose)
+        if tables:
+            payload = {"tick": None, "time": now_micros(), "tables": tables}
+            self._journal.append(payload)
+            self._loose = _empty_tables()
+            self._adopt(payload)
+
+    def observe(
+        self,
+        kind: str,
+        obj: Mapping[str, Any],
+        *,
+        observed: int | None = None,
+        node: str | None = None,
+        deleted: bool = False,
+    ) -> bool:
+        """Store a redacted object version if it differs from the last one; True if stored."""
+        at = now_micros() if observed is None else observed
+        body = REDACTORS[kind](obj)
+        meta = body.get("metadata", {}) if kind != "configz" else {}
+        if kind == "pod":
+            node = node or body.get("spec", {}).get("nodeName")
+        elif kind == "node":
+            node = node or meta.get("name")
+        elif kind == "event":
+            node = node or body.get("source", {}).get("host")
+        name = meta.get("name") or node
+        key = (kind, str(meta.get("uid") or f"{meta.get('namespace')}/{name}"))
+        data = orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
+        digest = hashlib.blake2b(data + (b"D" if deleted else b""), digest_size=16).digest()
+        if self._last_hash.get(key) == digest:
+            return False
+        self._last_hash[key] = digest
+        row = {
+            "observed": at,
+            "kind": kind,
+            "node": node,
+            "namespace": meta.get("namespace"),
+            "name": name,
+            "uid": meta.get("uid"),
+            "resource_version": (obj.get("metadata") or {}).get("resourceVersion"),
+            "deleted": deleted,
+            "body": data.decode(),
+        }
+        for col, value in row.items():
+            self._loose["objects"][col].append(value)
+        if kind == "node":
+            version = body.get("status", {}).get("nodeInfo", {}).get("kubeletVersion")
+            if version and name:
+                self.manifest.kubelet_versions[name] = version
+        self._note_eviction(kind, body, at, node)
+        return True
+
+    def _note_eviction(self, kind: str, body: Mapping[str, Any], at: int, node: str | None) -> None:
+        if kind == "event" and body.get("reason") == "Evicted":
+            inv = body.get("involvedObject", {})
+            when = body.get("lastTimestamp") or body.get("eventTime") or body.get("firstTimestamp")
+            row = (
+                "event",
+                node,
+                inv.get("namespace"),
+                inv.get("name"),
+                inv.get("uid"),
+                "Evicted",
+                body.get("message"),
+                when,
+            )
+        elif kind == "pod" and body.get("status", {}).get("reason") == "Evicted":
+            meta, status = body["metadata"], body["status"]
+            row = (
+                "pod",
+                node,
+                meta.get("namespace"),
+                meta.get("name"),
+                meta.get("uid"),
+                "Evicted",
+                status.get("message"),
+                None,
+            )
+        else:
+            return
+        key = ("eviction", f"{row[0]}/{row[4]}/{row[6]}")
+        if key in self._last_hash:
+            return
+        self._last_hash[key] = b""
+        cols = self._loose["evictions"]
+        for col, value in zip(
+            ("source", "node", "namespace", "name", "uid", "reason", "message", "time"), row, strict=True
+        ):
+            cols[col].append(_micros_or_none(value) if col == "time" else value)
+        cols["observed"].append(at)
+
+    # -- folding ------------------------------------------------------------------------
+    def fold(self) -> None:
+        """Turn everything journalled since the last fold into one Parquet part directory."""
+        if not self._pending:
+            return
+        first, last = self._first_unfolded or self._segment, self._segment
+        self._journal.close()
+        self._segment += 1
+        self._journal = JournalWriter(self.root / fmt.JOURNAL_DIR / fmt.segment_name(self._segment))
+        final = self.root / fmt.PARTS_DIR / fmt.part_name(first, last)
+        tmp = final.with_name(final.name + ".tmp")
+        fmt.remove_quietly(tmp)
+        fmt.make_private_dir(tmp)
+        try:
+            for name, frames in self._pending.items():
+                df = pl.concat(frames, how="vertical").sort(list(SORT_KEYS[name]), nulls_last=True)
+                _write_parquet(df, tmp / f"{name}.parquet")
+            fmt.fsync_dir(tmp)
+            os.replace(tmp, final)
+            fmt.fsync_dir(final.parent)
+        except OSError as exc:
+            fmt.remove_quietly(tmp)
+            raise RecordingError(
+                f"could not write Parquet part ({exc.strerror}); the journal still holds every tick",
+                source=str(final),
+            ) from None
+        for seq in range(first, last + 1):
+            fmt.remove_quietly(self.root / fmt.JOURNAL_DIR / fmt.segment_name(seq))
+        self._pending, self._pending_rows, self._pending_ticks = {}, 0, 0
+        self._first_unfolded = self._segment
+        self.write_manifest()
+
+    def compact(self) -> None:
+        """Merge all parts into one sorted part (better compression); skipped when very large."""
+        parts = fmt.list_parts(self.root)
+        size = sum(f.stat().st_size for _, _, p in parts for f in p.iterdir())
+        if len(parts) < 2 or size > COMPACT_LIMIT_BYTES:
+            return
+        first, last = parts[0][0], parts[-1][1]
+        final = self.root / fmt.PARTS_DIR / fmt.part_name(first, last)
+        tmp = final.with_name(final.name + ".tmp")
+        fmt.make_private_dir(tmp)
+        names = {f.stem for _, _, p in parts for f in p.glob("*.parquet")}
+        for name in sorted(names):
+            files = [p / f"{name}.parquet" for _, _, p in parts if (p / f"{name}.parquet").exists()]
+            df = pl.concat([pl.read_parquet(f) for f in files]).sort(list(SORT_KEYS[name]), nulls_last=True)
+            _write_parquet(df, tmp / f"{name}.parquet")
+        fmt.fsync_dir(tmp)
+        os.replace(tmp, final)
+        fmt.fsync_dir(final.parent)
+        for _f, _l, path in parts:
+            if path != final:
+                fmt.remove_quietly(path)
+
+    def write_manifest(self) -> None:
+        fmt.write_atomic(self.root / fmt.MANIFEST, self.manifest.to_json())
+
+    def finalize(self, counts: dict[str, int] | None = None) -> None:
+        """Fold, compact and mark the manifest finished; the recording is then immutable."""
+        self.flush_objects()
+        self.fold()
+        self.compact()
+        self._journal.close()
+        fmt.remove_quietly(self.root / fmt.JOURNAL_DIR / fmt.segment_name(self._segment))
+        from .reader import open_recording  # local: the reader imports this module's helpers
+
+        rec = open_recording(self.root)
+        self.manifest.counts = rec.count_rows() | (counts or {})
+        self.manifest.end_time = self.manifest.end_time or _iso(now_micros())
+        self.manifest.finalized = True
+        self.write_manifest()
+
+    def close_after_failure(self) -> None:
+        """Best effort after a write error: the journal already ends at the last good tick."""
+        self._journal.close()
+
+
+def _write_parquet(df: pl.DataFrame, path: Path) -> None:
+    df.write_parquet(path, compression="zstd", compression_level=9, statistics=True)
+    os.chmod(path, fmt.FILE_MODE)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _nonempty(tables: dict[str, Columns]) -> dict[str, Columns]:
+    return {name: cols for name, cols in tables.items() if any(cols.values())}
+
+
+def _micros_or_none(value: Any) -> int | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_time(value)
+    except ValueError:
+        return None
+
+
+def _iso(micros: int) -> str:
+    from .summary_codec import format_time
+
+    return format_time(micros)

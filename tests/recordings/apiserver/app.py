@@ -1,0 +1,309 @@
+"""ASGI app playing the Kubernetes API server (and kubelets) for the recorder tests.
+
+Real bearer-token auth (static tokens, plus expiring HMAC tokens minted by the exec plugin),
+paged lists with resourceVersions, streaming watches fed by a change log (with 410 Gone
+for versions older than the log), node proxy and direct-kubelet endpoints, and switchable
+faults set through ``POST /_control/faults``.  Counters at ``GET /_control/stats``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import time
+import urllib.parse
+import uuid
+from collections import Counter
+from typing import Any
+
+import orjson
+
+from .cluster import SyntheticCluster
+
+Scope = dict[str, Any]
+
+DEFAULT_FAULTS: dict[str, Any] = {
+    "latency": 0.0,  # seconds added to every summary
+    "timeout_nodes": [],  # summaries that hang
+    "status_nodes": {},  # node -> HTTP status for its summary
+    "proxy_429": 0,  # next N summaries answer 429 + Retry-After
+    "api_503": 0,  # next N list/version requests answer 503 + Retry-After
+    "retry_after": "1",
+    "reset": 0,  # next N summaries are cut off mid-body
+    "watch_410": 0,  # next N watches get an ERROR 410 event
+    "forbidden": False,  # every request 403
+    "token_ttl": 3600.0,  # lifetime of exec-plugin tokens
+    "evict_every": 0.0,  # seconds between pod evictions (0 = none)
+    "mutate_every": 0.5,  # seconds between pod changes
+}
+
+
+def mint_token(secret: str, issued: int) -> str:
+    mac = hmac.new(secret.encode(), str(issued).encode(), hashlib.sha256).hexdigest()[:24]
+    return f"exp.{issued}.{mac}"
+
+
+class FakeApiServer:
+    def __init__(self, cluster: SyntheticCluster, *, token: str, secret: str, kubelet_ports: dict[int, str]) -> None:
+        self.cluster = cluster
+        self.token = token
+        self.secret = secret
+        self.port_nodes = kubelet_ports
+        self.faults = dict(DEFAULT_FAULTS)
+        self.stats: Counter[str] = Counter()
+        self.rv = 1000
+        self.log: list[tuple[int, str, str, dict[str, Any]]] = []  # (rv, type, resource, object)
+        self.waiters: set[asyncio.Event] = set()
+        self.events: list[dict[str, Any]] = []
+        self.evicted = 0
+
+    # -- change log -----------------------------------------------------------------------
+    def _emit(self, kind: str, resource: str, obj: dict[str, Any]) -> None:
+        self.rv += 1
+        obj["metadata"]["resourceVersion"] = str(self.rv)
+        self.log.append((self.rv, kind, resource, orjson.loads(orjson.dumps(obj))))
+        del self.log[:-500]
+        for w in self.waiters:
+            w.set()
+
+    async def mutator(self) -> None:
+        """Pods change (restart counts) and, when enabled, get evicted with an Event."""
+        last_evict = time.monotonic()
+        i = 0
+        while True:
+            await asyncio.sleep(max(0.05, float(self.faults["mutate_every"])))
+            pods = self.cluster.pod_list()
+            if not pods:
+                continue
+            pod = pods[i % len(pods)]
+            i += 1
+            for cs in pod["status"].get("containerStatuses", []):
+                cs["restartCount"] = cs.get("restartCount", 0) + 1
+            self._emit("MODIFIED", "pods", pod)
+            every = float(self.faults["evict_every"])
+            if every and time.monotonic() - last_evict >= every:
+                last_evict = time.monotonic()
+                self._evict(pods[(self.evicted * 7) % len(pods)])
+
+    def _evict(self, pod: dict[str, Any]) -> None:
+        self.evicted += 1
+        msg = "The node was low on resource: memory. Threshold quantity: 100Mi, available: 90Mi. "
+        pod["status"].update(phase="Failed", reason="Evicted", message=msg)
+        self._emit("MODIFIED", "pods", pod)
+        meta = pod["metadata"]
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {
+                "name": f"{meta['name']}.{self.evicted}",
+                "namespace": meta["namespace"],
+                "uid": str(uuid.uuid4()),
+            },
+            "involvedObject": {"kind": "Pod", "namespace": meta["namespace"], "name": meta["name"], "uid": meta["uid"]},
+            "reason": "Evicted",
+            "message": msg,
+            "type": "Warning",
+            "count": 1,
+            "source": {"component": "kubelet", "host": pod["spec"]["nodeName"]},
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+        }
+        self.events.append(event)
+        self._emit("ADDED", "events", event)
+
+    # -- ASGI -----------------------------------------------------------------------------
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            msg = await receive()
+            if msg["type"] == "lifespan.startup":
+                self._task = asyncio.get_running_loop().create_task(self.mutator())
+                await send({"type": "lifespan.startup.complete"})
+                msg = await receive()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        if scope["type"] != "http":
+            return
+        path = scope["path"]
+        query = dict(urllib.parse.parse_qsl(scope.get("query_string", b"").decode()))
+        if path.startswith("/_control/"):
+            await self._control(path, receive, send)
+            return
+        self.stats["requests"] += 1
+        status = self._auth(scope)
+        if status:
+            self.stats[f"auth_{status}"] += 1
+            await _json(send, status, {"kind": "Status", "code": status, "reason": "Unauthorized"})
+            return
+        port = scope["server"][1] if scope.get("server") else None
+        if port in self.port_nodes:
+            await self._kubelet(self.port_nodes[port], path.lstrip("/"), send)
+            return
+        parts = path.strip("/").split("/")
+        if parts[:3] == ["api", "v1", "nodes"] and len(parts) >= 5 and parts[4] == "proxy":
+            await self._kubelet(parts[3], "/".join(parts[5:]), send)
+            return
+        if self._take("api_503"):
+            self.stats["api_503"] += 1
+            await _json(send, 503, {"kind": "Status", "code": 503}, {"retry-after": str(self.faults["retry_after"])})
+            return
+        if path == "/version":
+            await _json(send, 200, {"major": "1", "minor": "28", "gitVersion": "v1.28.3-fake"})
+        elif parts[:2] == ["api", "v1"] and len(parts) == 3 and parts[2] in ("nodes", "pods", "events"):
+            if query.get("watch") in ("1", "true"):
+                await self._watch(parts[2], query, send)
+            else:
+                await self._list(parts[2], query, send)
+        else:
+            await _json(send, 404, {"kind": "Status", "code": 404})
+
+    def _take(self, fault: str) -> bool:
+        if self.faults.get(fault, 0) > 0:
+            self.faults[fault] -= 1
+            return True
+        return False
+
+    def _auth(self, scope: Scope) -> int:
+        if self.faults["forbidden"]:
+            return 403
+        headers = dict(scope["headers"])
+        value = headers.get(b"authorization", b"").decode()
+        if not value.startswith("Bearer "):
+            return 401
+        token = value[7:]
+        if hmac.compare_digest(token, self.token):
+            return 0
+        if token.startswith("exp."):
+            _, issued, _mac = token.split(".", 2)
+            if hmac.compare_digest(token, mint_token(self.secret, int(issued))):
+                if time.time() - int(issued) < float(self.faults["token_ttl"]):
+                    return 0
+                self.stats["expired_tokens"] += 1
+        return 401
+
+    async def _control(self, path: str, receive: Any, send: Any) -> None:
+        body = b""
+        while True:
+            msg = await receive()
+            body += msg.get("body", b"")
+            if not msg.get("more_body"):
+                break
+        if path == "/_control/faults" and body:
+            self.faults.update(orjson.loads(body))
+        elif path == "/_control/kubelet_restart" and body:
+            node = orjson.loads(body)["node"]
+            self.cluster.kubelet_restarts[node] = self.cluster.kubelet_restarts.get(node, 0) + 60
+        elif path == "/_control/evict" and body:
+            self._evict(self.cluster.pod_list(orjson.loads(body)["node"])[0])
+        await _json(send, 200, {"faults": self.faults, "stats": dict(self.stats), "rv": self.rv})
+
+    async def _kubelet(self, node: str, endpoint: str, send: Any) -> None:
+        if node not in self.cluster.summaries:
+            await _json(send, 404, {"kind": "Status", "code": 404, "message": f"nodes {node} not found"})
+            return
+        self.stats[f"kubelet_{endpoint}"] += 1
+        if endpoint == "configz":
+            self.stats[f"configz_{node}"] += 1
+            await _json(send, 200, self.cluster.configz_body)
+            return
+        if endpoint == "pods":
+            await _json(
+                send, 200, {"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": self.cluster.pod_list(node)}
+            )
+            return
+        if endpoint != "stats/summary":
+            await _json(send, 404, {"kind": "Status", "code": 404})
+            return
+        if self.faults["latency"]:
+            await asyncio.sleep(float(self.faults["latency"]))
+        if node in self.faults["timeout_nodes"]:
+            await asyncio.sleep(30)
+        code = self.faults["status_nodes"].get(node)
+        if code:
+            await _json(send, int(code), {"kind": "Status", "code": int(code)})
+            return
+        if self._take("proxy_429"):
+            self.stats["proxy_429"] += 1
+            await _json(send, 429, {"kind": "Status", "code": 429}, {"retry-after": str(self.faults["retry_after"])})
+            return
+        body = self.cluster.summary(node, time.time())
+        if self._take("reset"):
+            self.stats["resets"] += 1
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+                }
+            )
+            await send({"type": "http.response.body", "body": body[: len(body) // 3], "more_body": True})
+            raise ConnectionResetError("fault: connection reset")
+        self.stats["summaries"] += 1
+        await _raw(send, 200, body)
+
+    def _objects(self, resource: str) -> list[dict[str, Any]]:
+        if resource == "nodes":
+            return [self.cluster.node_object(n, self.rv) for n in self.cluster.names]
+        if resource == "pods":
+            return self.cluster.pod_list()
+        return list(self.events)
+
+    async def _list(self, resource: str, query: dict[str, str], send: Any) -> None:
+        self.stats[f"list_{resource}"] += 1
+        items = self._objects(resource)
+        if resource == "nodes" and "labelSelector" in query:
+            key, _, value = query["labelSelector"].partition("=")
+            items = [i for i in items if i["metadata"]["labels"].get(key) == value]
+        start = int(query.get("continue") or 0)
+        limit = int(query.get("limit") or 0) or len(items) or 1
+        page = items[start : start + limit]
+        meta: dict[str, Any] = {"resourceVersion": str(self.rv)}
+        if start + limit < len(items):
+            meta["continue"] = str(start + limit)
+        await _json(send, 200, {"kind": "List", "apiVersion": "v1", "metadata": meta, "items": page})
+
+    async def _watch(self, resource: str, query: dict[str, str], send: Any) -> None:
+        self.stats[f"watch_{resource}"] += 1
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        if self._take("watch_410"):
+            self.stats["watch_410"] += 1
+            gone = {"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired"}}
+            await send({"type": "http.response.body", "body": orjson.dumps(gone) + b"\n", "more_body": False})
+            return
+        rv = int(query.get("resourceVersion") or self.rv)
+        if self.log and rv < self.log[0][0] - 1:
+            gone = {"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired"}}
+            await send({"type": "http.response.body", "body": orjson.dumps(gone) + b"\n", "more_body": False})
+            return
+        deadline = time.monotonic() + min(float(query.get("timeoutSeconds") or 60), 60)
+        wake = asyncio.Event()
+        self.waiters.add(wake)
+        try:
+            while time.monotonic() < deadline:
+                chunk = b""
+                for erv, kind, res, obj in self.log:
+                    if erv > rv and res == resource:
+                        chunk += orjson.dumps({"type": kind, "object": obj}) + b"\n"
+                if self.log:
+                    rv = max(rv, self.log[-1][0])
+                if chunk:
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), timeout=max(0.01, deadline - time.monotonic()))
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            self.waiters.discard(wake)
+
+
+async def _raw(send: Any, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+    hdrs = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    hdrs += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": hdrs})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _json(send: Any, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
+    await _raw(send, status, orjson.dumps(obj), headers)

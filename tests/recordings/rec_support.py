@@ -1,0 +1,208 @@
+"""Test support: the fake API server (a real HTTPS/HTTP2 process on 127.0.0.1), runners for
+the real ``evictlens`` processes (``python -m recordings.cli ...``) and a secret scanner.
+
+Named ``rec_support`` rather than living in conftest so ``import`` from test modules is
+unambiguous even if other conftest files appear in the tree.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import polars as pl
+import pytest
+
+from recordings.reader import open_recording
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+REALDATA = Path(os.environ.get("EVICTLENS_REALDATA", REPO.parent / "shared" / "realdata"))
+
+
+def child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE), str(REPO), env.get("PYTHONPATH", "")])
+    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
+    for key in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        env.pop(key, None)
+    return env
+
+
+@dataclass
+class FakeServer:
+    dir: Path
+    nodes: int
+    pods: int
+    kubelet_ports: bool
+    proc: subprocess.Popen[bytes] | None = None
+    ready: dict[str, Any] = field(default_factory=dict)
+
+    def start(self, port: int = 0) -> None:
+        (self.dir / "ready.json").unlink(missing_ok=True)
+        cmd = [
+            sys.executable,
+            "-m",
+            "apiserver.server",
+            "--dir",
+            str(self.dir),
+            "--nodes",
+            str(self.nodes),
+            "--pods",
+            str(self.pods),
+            "--port",
+            str(port),
+        ]
+        if self.kubelet_ports:
+            cmd.append("--kubelet-ports")
+        self.proc = subprocess.Popen(cmd, env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while not (self.dir / "ready.json").exists():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("fake API server did not start")
+            time.sleep(0.05)
+        self.ready = json.loads((self.dir / "ready.json").read_text())
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.proc = None
+
+    @property
+    def kubeconfig(self) -> str:
+        return str(self.ready["kubeconfig"])
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.ready['port']}"
+
+    def control(self, what: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        with httpx.Client(verify=self.ready["ca"], trust_env=False) as c:
+            r = c.post(f"{self.url}/_control/{what}", json=body or {})
+            r.raise_for_status()
+            return dict(r.json())
+
+    def faults(self, **faults: Any) -> None:
+        self.control("faults", faults)
+
+    def stats(self) -> dict[str, int]:
+        return dict(self.control("stats")["stats"])
+
+
+@pytest.fixture(scope="module")
+def fake_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeServer]:
+    """One server per test module (3 nodes × 4 pods); tests reset faults via ``fresh``."""
+    server = FakeServer(tmp_path_factory.mktemp("apiserver"), nodes=3, pods=4, kubelet_ports=True)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def server(fake_cluster: FakeServer) -> Iterator[FakeServer]:
+    from apiserver.app import DEFAULT_FAULTS
+
+    fake_cluster.faults(**DEFAULT_FAULTS)
+    yield fake_cluster
+    fake_cluster.faults(**DEFAULT_FAULTS)
+
+
+RecordProc = subprocess.Popen[str]
+
+
+def start_record(args: list[str], env: dict[str, str] | None = None, **kw: Any) -> RecordProc:
+    cmd = [sys.executable, "-m", "recordings.cli", "record", "--status", "plain", *args]
+    return subprocess.Popen(
+        cmd,
+        env={**child_env(), **(env or {})},
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )
+
+
+def run_record(args: list[str], timeout: float = 40, **kw: Any) -> subprocess.CompletedProcess[str]:
+    proc = start_record(args, **kw)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(f"recorder did not stop in {timeout}s: {err}") from None
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "recordings.cli", *args],
+        env=child_env(),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.fixture
+def recorder() -> Callable[..., subprocess.CompletedProcess[str]]:
+    return run_record
+
+
+def summary_files() -> list[Path]:
+    found = sorted(REALDATA.glob("*/summary")) + sorted(REALDATA.glob("*/*stats_summary*.json"))
+    assert found, f"no real summaries under {REALDATA}"
+    return found
+
+
+def wait_for(pred: Callable[[], bool], timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.05)
+
+
+def kill_quietly(proc: subprocess.Popen[Any]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+    proc.wait(5)
+
+
+def assert_no_secret(root: Path, marker: str) -> None:
+    """Decode every table (Parquet is compressed) and also scan the raw bytes of every file."""
+    rec = open_recording(root)
+    for name in (
+        "node_stats",
+        "system_container_stats",
+        "pod_stats",
+        "container_stats",
+        "volume_stats",
+        "ticks",
+        "objects",
+        "evictions",
+        "raw",
+    ):
+        df = rec.scan(name).collect()
+        text = df.select(pl.all().cast(pl.String)).write_csv()
+        assert marker not in text, name
+    for f in root.rglob("*"):
+        if f.is_file():
+            assert marker.encode() not in f.read_bytes(), f

@@ -1,0 +1,276 @@
+"""The real ``evictlens record`` process against the fake HTTPS/HTTP2 API server, with faults."""
+
+from __future__ import annotations
+
+import os
+import random
+import resource
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+from apiserver.cluster import SECRET
+from rec_support import FakeServer, assert_no_secret, child_env, kill_quietly, run_record, start_record, wait_for
+
+from recordings.reader import open_recording
+
+FAST = ["--interval", "0.5s", "--timeout", "2s"]
+
+
+def _args(server: FakeServer, out: Path, *extra: str, context: str = "static") -> list[str]:
+    return ["--kubeconfig", server.kubeconfig, "--context", context, "-o", str(out), *FAST, *extra]
+
+
+def _gaps(out: Path) -> pl.DataFrame:
+    return open_recording(out).scan_ticks().filter(~pl.col("ok")).collect()
+
+
+def test_records_all_nodes_pods_nodes_configz_and_keeps_no_secrets(server: FakeServer, tmp_path: Path) -> None:
+    out = tmp_path / "rec"
+    res = run_record(_args(server, out, "--duration", "2s", "--keep-raw"))
+    assert res.returncode == 0, res.stderr
+    assert "finished: " in res.stderr and "ms/tick" in res.stderr and "peak rss" in res.stderr
+    rec = open_recording(out)
+    assert rec.manifest.finalized and rec.manifest.server_version == "v1.28.3-fake"
+    assert rec.nodes() == ["node-000", "node-001", "node-002"]
+    ticks = rec.ticks("node-001")
+    assert len(ticks) >= 3 and all(t.ok for t in ticks)
+    summary = rec.summary_at("node-001", ticks[-1].index)
+    assert summary is not None and len(summary["pods"]) == 4
+    pods = rec.pods_at("node-001", ticks[-1].time)
+    assert {p["metadata"]["uid"] for p in pods} == {p["podRef"]["uid"] for p in summary["pods"]}
+    assert rec.node_object_at("node-001")["status"]["nodeInfo"]["kubeletVersion"] == "v1.28.3"
+    assert rec.configz("node-002")["kubeletconfig"]["kind"] == "KubeletConfiguration"
+    assert rec.manifest.kubelet_versions == {f"node-00{i}": "v1.28.3" for i in range(3)}
+    raw = rec.scan("raw").collect()
+    assert raw.height == 3 * len(ticks) and raw["body"][0].startswith('{"node"')
+    assert_no_secret(out, SECRET)
+
+
+def test_forbidden_stops_with_the_rbac_it_needs(server: FakeServer, tmp_path: Path) -> None:
+    server.faults(forbidden=True)
+    res = run_record(_args(server, tmp_path / "rec", "--duration", "2s"))
+    assert res.returncode == 3
+    (line,) = res.stderr.strip().splitlines()
+    assert "forbidden (403) for GET /version" in line and "nodes/proxy" in line and "--print-rbac" in line
+
+
+def test_wrong_token_stops_with_unauthorized(server: FakeServer, tmp_path: Path) -> None:
+    res = run_record(_args(server, tmp_path / "rec", "--duration", "2s", context="bad"))
+    assert res.returncode == 3 and "unauthorized (401)" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_failing_nodes_become_gaps_while_others_continue(server: FakeServer, tmp_path: Path) -> None:
+    server.faults(timeout_nodes=["node-000"], status_nodes={"node-001": 503})
+    out = tmp_path / "rec"
+    res = run_record(
+        ["--kubeconfig", server.kubeconfig, "-o", str(out), "--interval", "1.5s", "--timeout", "1s", "--duration", "3s"]
+    )
+    assert res.returncode == 0, res.stderr
+    rec = open_recording(out)
+    assert all(t.ok for t in rec.ticks("node-002"))
+    assert {t.error for t in rec.ticks("node-000")} == {"timeout for GET /api/v1/nodes/node-000/proxy/stats/summary"}
+    assert {t.error for t in rec.ticks("node-001")} == {"HTTP 503 for GET /api/v1/nodes/node-001/proxy/stats/summary"}
+    assert rec.summary_at("node-001", 0) is None
+    assert f"gaps {2 * len(rec.ticks('node-002'))}" in res.stderr
+
+
+def test_429_and_503_with_retry_after_are_retried_after_the_wait(server: FakeServer, tmp_path: Path) -> None:
+    server.faults(proxy_429=2, api_503=1, retry_after="0.5")
+    out = tmp_path / "rec"
+    started = time.monotonic()
+    res = run_record(["--kubeconfig", server.kubeconfig, "-o", str(out), "--interval", "2s", "--duration", "3s"])
+    assert res.returncode == 0, res.stderr
+    assert time.monotonic() - started > 1.0
+    assert _gaps(out).height == 0
+    stats = server.stats()
+    assert stats["proxy_429"] >= 2 and stats["api_503"] >= 1
+
+
+def test_connection_reset_costs_one_gap_then_recording_continues(server: FakeServer, tmp_path: Path) -> None:
+    server.faults(reset=1)
+    out = tmp_path / "rec"
+    res = run_record(_args(server, out, "--duration", "3s", "--timeout", "1s"))
+    assert res.returncode == 0, res.stderr
+    gaps = _gaps(out)
+    assert gaps.filter(pl.col("tick") == 0).height == 1  # the node whose response was cut off
+    ticks = open_recording(out).ticks()
+    assert len(ticks) >= 3 and ticks[-1].ok
+
+
+def test_watch_410_gone_relists_and_keeps_objects(server: FakeServer, tmp_path: Path) -> None:
+    server.faults(watch_410=4, mutate_every=0.1)
+    before = server.stats()
+    out = tmp_path / "rec"
+    res = run_record(_args(server, out, "--duration", "2s"))
+    assert res.returncode == 0, res.stderr
+    after = server.stats()
+    assert after["watch_410"] - before.get("watch_410", 0) == 4
+    assert after["list_pods"] - before.get("list_pods", 0) >= 2
+    rec = open_recording(out)
+    assert len(rec.pods_at("node-000")) == 4
+
+
+def test_expired_tokens_rerun_the_exec_plugin(server: FakeServer, tmp_path: Path) -> None:
+    server.faults(token_ttl=1.0)
+    log = server.dir / "plugin.log"
+    log.unlink(missing_ok=True)
+    out = tmp_path / "rec"
+    res = run_record(_args(server, out, "--duration", "3s", context="exec"))
+    assert res.returncode == 0, res.stderr
+    assert len(log.read_text().splitlines()) >= 2
+    assert len(open_recording(out).ticks()) >= 4
+
+
+def test_evictions_are_kept_as_ground_truth(server: FakeServer, tmp_path: Path) -> None:
+    out = tmp_path / "rec"
+    proc = start_record(_args(server, out, "--duration", "2.5s"))
+    time.sleep(1.5)
+    server.control("evict", {"node": "node-002"})
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    ev = open_recording(out).evictions()
+    assert {e["source"] for e in ev} == {"event", "pod"}
+    assert all(e["node"] == "node-002" and e["message"].startswith("The node was low on resource") for e in ev)
+
+
+def test_kubelet_direct_polls_port_10250_paths_and_kubelet_pods(server: FakeServer, tmp_path: Path) -> None:
+    before = server.stats()
+    out = tmp_path / "rec"
+    res = run_record(_args(server, out, "--duration", "1.5s", "--kubelet-direct"))
+    assert res.returncode == 0, res.stderr
+    after = server.stats()
+    assert after["kubelet_stats/summary"] > before.get("kubelet_stats/summary", 0)
+    assert after["kubelet_pods"] > before.get("kubelet_pods", 0)
+    assert after.get("list_pods", 0) == before.get("list_pods", 0)  # no cluster-wide pod access needed
+    rec = open_recording(out)
+    assert all(t.ok for t in rec.ticks()) and len(rec.pods_at("node-001")) == 4
+    assert rec.manifest.options["kubelet_direct"] is True
+
+
+def test_kubelet_restart_refetches_configz(server: FakeServer, tmp_path: Path) -> None:
+    before = server.stats().get("configz_node-000", 0)
+    proc = start_record(_args(server, tmp_path / "rec", "--duration", "2.5s"))
+    time.sleep(1.5)
+    server.control("kubelet_restart", {"node": "node-000"})
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert server.stats()["configz_node-000"] - before == 2
+
+
+def test_node_selector_limits_the_nodes_over_http1(server: FakeServer, tmp_path: Path) -> None:
+    out = tmp_path / "rec"
+    res = run_record(_args(server, out, "--duration", "1s", "--nodes", "pool=a", "--http1"))
+    assert res.returncode == 0, res.stderr
+    assert open_recording(out).nodes() == ["node-000", "node-002"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signals_flush_and_finalize(server: FakeServer, tmp_path: Path, sig: signal.Signals) -> None:
+    out = tmp_path / "rec"
+    proc = start_record(_args(server, out))
+    wait_for(lambda: (out / "journal").exists() and any(f.stat().st_size for f in (out / "journal").iterdir()), 15)
+    time.sleep(0.6)
+    proc.send_signal(sig)
+    _o, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    rec = open_recording(out)
+    assert rec.manifest.finalized and len(rec.ticks()) >= 1 and not list((out / "journal").iterdir())
+
+
+def test_disk_full_stops_cleanly_and_keeps_every_finished_tick(server: FakeServer, tmp_path: Path) -> None:
+    def limit_file_size() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (40_000, 40_000))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+    out = tmp_path / "rec"
+    res = run_record(_args(server, out, "--duration", "20s"), preexec_fn=limit_file_size)
+    assert res.returncode == 1
+    assert "disk full; the recording is valid up to the previous tick" in res.stderr
+    rec = open_recording(out)
+    ticks = rec.ticks()
+    assert len(ticks) >= 2
+    per_tick = rec.scan_node_stats().group_by("tick").len().collect()
+    assert set(per_tick["len"]) == {3}  # every kept tick is complete
+
+
+def test_sigkill_at_random_moments_leaves_a_readable_recording(server: FakeServer, tmp_path: Path) -> None:
+    """Five kills at random points, folding every 2 ticks so kills land mid-fold too; after
+    each kill the recording reads back with only whole ticks, and --append continues it."""
+    rng = random.Random(20261122)
+    out = tmp_path / "rec"
+    env_fold = {"EVICTLENS_FOLD_EVERY_TICKS": "2"}
+    seen = 0
+    for kill in range(5):
+        extra = ["--append"] if kill else []
+        proc = start_record(_args(server, out, "--interval", "0.2s", *extra), env=env_fold)
+        time.sleep(1.3 + rng.random() * 1.2)
+        kill_quietly(proc)
+        rec = open_recording(out)
+        node_rows = rec.scan_node_stats().collect()
+        ticks = sorted(set(node_rows["tick"].to_list()))
+        assert len(ticks) > seen, f"kill {kill}: no new ticks"
+        seen = len(ticks)
+        assert node_rows.group_by("tick").len()["len"].to_list() == [3] * len(ticks)
+        assert ticks == list(range(len(ticks)))  # no tick lost or duplicated
+        for tick in (ticks[0], ticks[-1]):
+            summary = rec.summary_at("node-000", tick)
+            assert summary is not None and len(summary["pods"]) == 4
+    res = run_record(_args(server, out, "--duration", "0.5s", "--append"))
+    assert res.returncode == 0, res.stderr
+    assert open_recording(out).manifest.finalized
+
+
+def test_print_rbac_shows_both_cluster_roles() -> None:
+    res = subprocess.run([*_cli(), "record", "--print-rbac"], capture_output=True, text=True, env=_env(), check=False)
+    assert res.returncode == 0
+    assert "evictlens-recorder-proxy" in res.stdout and '"nodes/proxy"' in res.stdout
+    assert '"nodes/stats", "nodes/pods", "nodes/configz"' in res.stdout
+
+
+def _env() -> dict[str, str]:
+
+    return child_env()
+
+
+def _cli() -> list[str]:
+    import sys
+
+    return [sys.executable, "-m", "recordings.cli"]
+
+
+def test_api_server_restart_reconnects_and_continues(tmp_path: Path) -> None:
+    srv = FakeServer(tmp_path / "srv", nodes=2, pods=2, kubelet_ports=False)
+    srv.start()
+    port = int(srv.ready["port"])
+    out = tmp_path / "rec"
+    try:
+        proc = start_record(
+            [
+                "--kubeconfig",
+                srv.kubeconfig,
+                "-o",
+                str(out),
+                "--interval",
+                "0.3s",
+                "--timeout",
+                "0.5s",
+                "--duration",
+                "5s",
+            ]
+        )
+        time.sleep(1.5)
+        srv.stop()
+        time.sleep(1.0)
+        srv.start(port=port)
+        _o, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0, err
+    finally:
+        srv.stop()
+    ticks = open_recording(out).ticks()
+    assert any(not t.ok for t in ticks), "the outage should show as gaps"
+    assert ticks[-1].ok and ticks[-2].ok, "recording resumed after the restart"
+    assert os.path.exists(out / "manifest.json")
