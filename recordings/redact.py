@@ -101,12 +101,17 @@ def _container_status(s: Any) -> dict[str, Any]:
 
 
 def _volume(v: Any) -> dict[str, Any]:
+    """Name and source kind of a volume: the disk ranking counts hostPath, gitRepo, configMap and
+    default-medium emptyDir volumes (helpers.go: localVolumeNames). Only emptyDir keeps details."""
     out = _pick(v, ("name",))
     if isinstance(v, Mapping):
-        if isinstance(v.get("emptyDir"), Mapping):
-            out["emptyDir"] = _pick(v["emptyDir"], ("medium", "sizeLimit"))
-        elif "ephemeral" in v:
-            out["ephemeral"] = {}
+        for kind, source in v.items():
+            if kind == "name" or source is None:
+                continue
+            if kind == "emptyDir" and isinstance(source, Mapping):
+                out["emptyDir"] = _pick(source, ("medium", "sizeLimit"))
+            else:
+                out[kind] = {}
     return out
 
 
