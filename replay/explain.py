@@ -152,8 +152,14 @@ def explain(
     notes: list[str] = []
     prof, version_note = resolve_profile(version, node, feature_gates)
     notes.extend(_wrapped_counters(raw_summary))
+    node_os = node.os if node is not None and node.os else "linux"
+    if node_os == "windows" or any(c.name == "windows-global-commit-memory" for c in summary.node.system_containers):
+        notes.append(
+            "Windows node: the Windows kubelet derives memory.available from commit memory "
+            "(helpers_windows.go); this port models the Linux kubelet, so memory verdicts may differ"
+        )
     if config is None:
-        config = config_from_flags(prof)
+        config = config_from_flags(prof, os=node_os)
         notes.append("no kubelet configuration given: using the kubelet's default evictionHard for this version")
     if topology is None:
         topology, topology_note = infer_topology(summary)

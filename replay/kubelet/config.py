@@ -39,7 +39,9 @@ class EvictionConfig:
 
 
 def default_eviction_hard(profile: VersionProfile, os: str = "linux") -> dict[str, str]:
-    """eviction/defaults_linux.go and defaults_others.go: DefaultEvictionHard."""
+    """eviction/defaults_{linux,windows,others}.go: DefaultEvictionHard (Windows keeps 500Mi of memory)."""
+    if os == "windows":
+        return {"memory.available": "500Mi", "nodefs.available": "10%", "imagefs.available": "15%"}
     defaults = {"memory.available": "100Mi", "nodefs.available": "10%"}
     if os == "linux":
         defaults["nodefs.inodesFree"] = "5%"
