@@ -175,7 +175,7 @@ def explain(
         pods_note = f"{len(pods)} pods given"
     active = _active(pods, summary.node.node_name)
     when = now or _summary_time(summary) or datetime.now(UTC)
-    manager = EvictionManager(config, prof, topology)
+    manager = EvictionManager(config, prof, topology, platform=node_os)
     result = manager.synchronize(summary, list(active), when)
     ranking = _ranking_facts(result, topology, prof)
 

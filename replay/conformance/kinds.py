@@ -259,7 +259,7 @@ def check_node_conditions_kind(case: Case, profile: VersionProfile) -> list[str]
 def check_signals(case: Case, profile: VersionProfile) -> list[str]:
     inp, exp = case.input, case.expect
     summary = parse_summary(inp["summary"], source=case.id)
-    obs, stats = make_signal_observations(summary)
+    obs, stats = make_signal_observations(summary, str(inp.get("platform") or "linux"))
     failures: list[str] = []
     for signal, want in exp.get("observations", {}).items():
         got = obs.get(signal)

@@ -162,7 +162,9 @@ class EvictionManager:
         profile: VersionProfile,
         topology: FsTopology = FsTopology(),
         reclaimer: NodeReclaimer = no_gc_effect,
+        platform: str = "linux",
     ) -> None:
+        self.platform = platform
         self.config = config
         self.profile = profile
         self.topology = topology
@@ -226,7 +228,7 @@ class EvictionManager:
             if error is not None:
                 return SyncResult(now, error=error, reason=error)
 
-        observations, stats = make_signal_observations(summary)
+        observations, stats = make_signal_observations(summary, self.platform)
         met = thresholds_met(thresholds, observations, False)
         if self.thresholds_met:
             met = merge_thresholds(met, thresholds_met(self.thresholds_met, observations, True))
@@ -272,7 +274,7 @@ class EvictionManager:
             base = _with(base, node_reclaim=funcs)
             after = self.reclaimer(threshold.signal, funcs, summary)
             if after is not None:
-                after_obs, _ = make_signal_observations(after)
+                after_obs, _ = make_signal_observations(after, self.platform)
                 if not thresholds_met(self.thresholds, after_obs, True):
                     return _with(base, reason=f"node-level reclaim ({', '.join(funcs)}) relieved the pressure")
 

@@ -26,6 +26,7 @@ from replay.kubelet.thresholds import (
 )
 
 SYSTEM_CONTAINER_PODS = "pods"
+SYSTEM_CONTAINER_WINDOWS_COMMIT = "windows-global-commit-memory"
 _U64 = 1 << 64
 
 
@@ -68,21 +69,45 @@ def _fs_observations(
         )
 
 
-def make_signal_observations(summary: Summary) -> tuple[dict[str, SignalObservation], dict[str, PodStats]]:
-    """helpers.go: makeSignalObservations (Linux memory.available from helpers_linux.go).
+def _memory_available(summary: Summary, platform: str) -> SignalObservation | None:
+    """helpers_linux.go / helpers_windows.go: makeMemoryAvailableSignalObservation.
+
+    Linux: node memory available, capacity = available + working set. Windows: the
+    ``windows-global-commit-memory`` system container, capacity = available + usage (commit charge).
+    """
+    if platform == "windows":
+        commit = next((c for c in summary.node.system_containers if c.name == SYSTEM_CONTAINER_WINDOWS_COMMIT), None)
+        mem = commit.memory if commit is not None else None
+        if mem is None or mem.available_bytes is None or mem.usage_bytes is None:
+            return None
+        return SignalObservation(
+            Quantity.new(go_int64(mem.available_bytes), Format.BINARY_SI),
+            Quantity.new(go_int64(go_uint64(mem.available_bytes + mem.usage_bytes)), Format.BINARY_SI),
+            mem.time,
+        )
+    memory = summary.node.memory
+    if memory is None or memory.available_bytes is None or memory.working_set_bytes is None:
+        return None
+    return SignalObservation(
+        Quantity.new(go_int64(memory.available_bytes), Format.BINARY_SI),
+        Quantity.new(go_int64(go_uint64(memory.available_bytes + memory.working_set_bytes)), Format.BINARY_SI),
+        memory.time,
+    )
+
+
+def make_signal_observations(
+    summary: Summary, platform: str = "linux"
+) -> tuple[dict[str, SignalObservation], dict[str, PodStats]]:
+    """helpers.go: makeSignalObservations.
 
     Returns the observations by signal and the pod-stats lookup by UID. A signal whose inputs
     are missing from the summary has no observation, and thresholds on it are skipped.
     """
     observations: dict[str, SignalObservation] = {}
     node = summary.node
-    memory = node.memory
-    if memory is not None and memory.available_bytes is not None and memory.working_set_bytes is not None:
-        observations[MEMORY_AVAILABLE] = SignalObservation(
-            Quantity.new(go_int64(memory.available_bytes), Format.BINARY_SI),
-            Quantity.new(go_int64(go_uint64(memory.available_bytes + memory.working_set_bytes)), Format.BINARY_SI),
-            memory.time,
-        )
+    memory_available = _memory_available(summary, platform)
+    if memory_available is not None:
+        observations[MEMORY_AVAILABLE] = memory_available
     pods_container = next((c for c in node.system_containers if c.name == SYSTEM_CONTAINER_PODS), None)
     if pods_container is not None:
         mem = pods_container.memory
