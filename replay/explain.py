@@ -153,11 +153,11 @@ def explain(
     prof, version_note = resolve_profile(version, node, feature_gates)
     notes.extend(_wrapped_counters(raw_summary))
     node_os = node.os if node is not None and node.os else "linux"
-    if node_os == "windows" or any(c.name == "windows-global-commit-memory" for c in summary.node.system_containers):
-        notes.append(
-            "Windows node: the Windows kubelet derives memory.available from commit memory "
-            "(helpers_windows.go); this port models the Linux kubelet, so memory verdicts may differ"
-        )
+    if node_os == "windows":
+        notes.append("Windows node: memory.available comes from the windows-global-commit-memory system container "
+                     "(commit charge), as in helpers_windows.go")
+    elif any(c.name == "windows-global-commit-memory" for c in summary.node.system_containers):
+        notes.append("the summary looks like a Windows node's: pass --node so the Windows memory signal is used")
     if config is None:
         config = config_from_flags(prof, os=node_os)
         notes.append("no kubelet configuration given: using the kubelet's default evictionHard for this version")
