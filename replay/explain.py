@@ -14,18 +14,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from replay.cli_args import add_kubelet_arguments, config_from_args, gates_from_args, topology_from_args
+from replay.context import active_pods, infer_topology, pods_from_summary, resolve_profile
 from replay.errors import InputError
 from replay.inputs import load_document
 from replay.kubelet.api import Node, Pod, Summary, parse_nodes, parse_pods, parse_summary
-from replay.kubelet.config import EvictionConfig, config_from_flags, config_from_kubelet_configuration
+from replay.kubelet.config import EvictionConfig, config_from_flags
 from replay.kubelet.duration import format_duration
 from replay.kubelet.manager import EvictionManager, FsTopology, SyncResult
 from replay.kubelet.ranking import RankFacts, rank_facts
 from replay.kubelet.thresholds import Threshold, get_threshold_quantity
-from replay.kubelet.versions import KNOWN_VERSIONS, VersionProfile, parse_feature_gates, profile
-
-DEFAULT_VERSION = "1.37"
-"""Used when neither ``--kubelet-version`` nor a supported node version is given (said in the output)."""
+from replay.kubelet.versions import VersionProfile
 
 SAMPLES = ("kind-sidecars",)
 
@@ -81,38 +80,6 @@ def _wrapped_counters(obj: Any, path: str = "") -> list[str]:
     return found
 
 
-def pods_from_summary(raw_summary: Mapping[str, Any], source: str) -> tuple[Pod, ...]:
-    """Without a pods file, build pods from the summary's podRefs and container names alone."""
-    pods = []
-    for entry in raw_summary.get("pods") or []:
-        ref = entry.get("podRef") or {}
-        pods.append({
-            "metadata": {"name": ref.get("name", ""), "namespace": ref.get("namespace", ""), "uid": ref.get("uid", "")},
-            "spec": {"containers": [{"name": c.get("name", "")} for c in entry.get("containers") or []]},
-        })
-    return parse_pods({"kind": "PodList", "items": pods}, source=f"{source} (pods built from the summary)")
-
-
-def infer_topology(summary: Summary) -> tuple[FsTopology, str]:
-    """The kubelet asks cAdvisor for devices; from a summary we can only compare filesystems."""
-    node = summary.node
-    runtime = node.runtime
-    image = runtime.image_fs if runtime else None
-    container = runtime.container_fs if runtime else None
-
-    def same(a: Any, b: Any) -> bool:
-        return a is None or b is None or (a.capacity_bytes, a.available_bytes) == (b.capacity_bytes, b.available_bytes)
-
-    dedicated = image is not None and not same(image, node.fs)
-    split = container is not None and image is not None and not same(container, image)
-    note = (
-        f"filesystems inferred from the summary: imagefs {'on its own device' if dedicated else 'shares nodefs'}"
-        f"{', containerfs split from imagefs' if split else ''}"
-        " (pass --dedicated-image-fs / --split-image-fs to override)"
-    )
-    return FsTopology(dedicated, split), note
-
-
 def _observation_rows(result: SyncResult, config: Sequence[Threshold]) -> tuple[ObservationRow, ...]:
     rows = []
     met = set(map(id, result.thresholds_met))
@@ -126,14 +93,6 @@ def _observation_rows(result: SyncResult, config: Sequence[Threshold]) -> tuple[
             entries.append((t.describe(), str(q), is_met))
         rows.append(ObservationRow(signal, str(obs.available), str(obs.capacity), tuple(entries)))
     return tuple(rows)
-
-
-def _active(pods: Sequence[Pod], node_name: str) -> list[Pod]:
-    """Pods the kubelet would consider active: on this node and not in a terminal phase."""
-    return [
-        p for p in pods
-        if p.phase not in ("Succeeded", "Failed") and (not node_name or not p.node_name or p.node_name == node_name)
-    ]
 
 
 def explain(
@@ -173,7 +132,7 @@ def explain(
         )
     else:
         pods_note = f"{len(pods)} pods given"
-    active = _active(pods, summary.node.node_name)
+    active = active_pods(pods, summary.node.node_name)
     when = now or _summary_time(summary) or datetime.now(UTC)
     manager = EvictionManager(config, prof, topology, platform=node_os)
     result = manager.synchronize(summary, list(active), when)
@@ -226,22 +185,6 @@ def _node_facts(node: Node | None) -> tuple[tuple[str, str], ...]:
     return tuple(facts)
 
 
-def resolve_profile(
-    version: str | None, node: Node | None, feature_gates: Mapping[str, bool] | None
-) -> tuple[VersionProfile, str]:
-    """The explicit version, else the node's kubeletVersion when supported, else the default — and say which."""
-    if version:
-        return profile(version, feature_gates), "from --kubelet-version"
-    node_version = node.kubelet_version if node is not None else ""
-    if node_version:
-        try:
-            return profile(node_version, feature_gates), f"from the node object (kubeletVersion {node_version})"
-        except InputError:
-            note = f"default {DEFAULT_VERSION}: the node reports {node_version}, not a supported version"
-            return profile(DEFAULT_VERSION, feature_gates), note
-    return profile(DEFAULT_VERSION, feature_gates), f"default {DEFAULT_VERSION}; pass --kubelet-version to choose"
-
-
 def _ranking_facts(result: SyncResult, topology: FsTopology, prof: VersionProfile) -> tuple[RankFacts, ...]:
     if result.threshold_to_reclaim is None or not result.ranking:
         return ()
@@ -266,27 +209,6 @@ def _sample_dir(name: str) -> Path:
     return Path(recordings.__file__).parent / "samples" / name
 
 
-def _load_config(args: argparse.Namespace, prof: VersionProfile) -> EvictionConfig | None:
-    if args.config:
-        return config_from_kubelet_configuration(load_document(args.config), source=args.config, profile=prof)
-    if args.configz:
-        doc = load_document(args.configz)
-        if not isinstance(doc, Mapping) or "kubeletconfig" not in doc:
-            raise InputError("expected a /configz response with a top-level kubeletconfig object", source=args.configz)
-        return config_from_kubelet_configuration(doc, source=args.configz, profile=prof)
-    if args.eviction_hard or args.eviction_soft:
-        return config_from_flags(
-            prof,
-            eviction_hard=args.eviction_hard or (),
-            eviction_soft=args.eviction_soft or (),
-            eviction_soft_grace_period=args.eviction_soft_grace_period or (),
-            eviction_minimum_reclaim=args.eviction_minimum_reclaim or (),
-            max_pod_grace_period_seconds=args.eviction_max_pod_grace_period,
-            pressure_transition_period=args.eviction_pressure_transition_period,
-        )
-    return None
-
-
 def run_explain(args: argparse.Namespace) -> int:
     from replay.report import explanation_json, print_explanation
 
@@ -300,19 +222,15 @@ def run_explain(args: argparse.Namespace) -> int:
     if not args.summary:
         raise InputError("a summary is required (kubectl get --raw /api/v1/nodes/NODE/proxy/stats/summary)",
                          field="--summary")
-    gates = parse_feature_gates(args.feature_gates) if args.feature_gates else None
-    if args.kubelet_version:
-        profile(args.kubelet_version, gates)  # fail fast on an unknown version or gate, before reading files
+    gates = gates_from_args(args)
     raw = load_document(args.summary)
     node = None
     if args.node:
         nodes = parse_nodes(load_document(args.node), source=args.node)
         node = nodes[0] if nodes else None
-    config = _load_config(args, resolve_profile(args.kubelet_version, node, gates)[0])
+    config = config_from_args(args, resolve_profile(args.kubelet_version, node, gates)[0])
     pods = parse_pods(load_document(args.pods), source=args.pods) if args.pods else None
-    topology = None
-    if args.dedicated_image_fs is not None or args.split_image_fs is not None:
-        topology = FsTopology(bool(args.dedicated_image_fs), bool(args.split_image_fs))
+    topology = topology_from_args(args)
     explanation = explain(raw, args.summary, pods=pods, node=node, config=config, version=args.kubelet_version,
                           feature_gates=gates, topology=topology)
     if args.json:
@@ -333,21 +251,6 @@ def add_explain_parser(sub: Any) -> None:
     src.add_argument("--pods", metavar="FILE", help="kubectl get pods -o json (or the kubelet's /pods)")
     src.add_argument("--node", metavar="FILE", help="kubectl get node NODE -o json")
     src.add_argument("--sample", metavar="NAME", help=f"a bundled sample instead of files ({', '.join(SAMPLES)})")
-    cfg = p.add_argument_group("kubelet eviction configuration (default: the kubelet's defaults)")
-    cfg.add_argument("--config", metavar="FILE", help="a KubeletConfiguration file (YAML or JSON)")
-    cfg.add_argument("--configz", metavar="FILE", help="kubectl get --raw /api/v1/nodes/NODE/proxy/configz")
-    cfg.add_argument("--eviction-hard", action="append", metavar="MAP", help="e.g. 'memory.available<1.5Gi'")
-    cfg.add_argument("--eviction-soft", action="append", metavar="MAP")
-    cfg.add_argument(
-        "--eviction-soft-grace-period", action="append", metavar="MAP", help="e.g. 'memory.available=1m30s'"
-    )
-    cfg.add_argument("--eviction-minimum-reclaim", action="append", metavar="MAP")
-    cfg.add_argument("--eviction-max-pod-grace-period", type=int, default=0, metavar="SECONDS")
-    cfg.add_argument("--eviction-pressure-transition-period", metavar="DURATION")
-    beh = p.add_argument_group("behaviour")
-    beh.add_argument("--kubelet-version", metavar="VERSION", help=f"one of {', '.join(KNOWN_VERSIONS)}")
-    beh.add_argument("--feature-gates", metavar="GATES", help="e.g. 'InPlacePodVerticalScaling=true'")
-    beh.add_argument("--dedicated-image-fs", action=argparse.BooleanOptionalAction, default=None)
-    beh.add_argument("--split-image-fs", action=argparse.BooleanOptionalAction, default=None)
+    add_kubelet_arguments(p)
     p.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     p.set_defaults(func=run_explain)
