@@ -155,6 +155,13 @@ def import_files(specs: Iterable[str], out: Path, *, node: str | None = None, ap
             writer.observe("configz", doc.body, observed=first, node=target)
     by_time: dict[int, list[tuple[str, Document]]] = {}
     for at, name, doc in summaries:
+        clash = next((d for n, d in by_time.get(at, []) if n == name), None)
+        if clash is not None:
+            raise RecordingError(
+                f"node {name} has two summaries with the same sample time (also {clash.path}); "
+                "give each its time as FILE@TIME",
+                source=doc.path,
+            )
         by_time.setdefault(at, []).append((name, doc))
     for at, group in sorted(by_time.items()):
         tick = writer.begin_tick(at)

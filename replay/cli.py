@@ -52,8 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
     conf.set_defaults(func=_cmd_conformance)
 
     from replay.explain import add_explain_parser
+    from replay.run import add_replay_parser
 
     add_explain_parser(sub)
+    add_replay_parser(sub)
     try:
         from recordings.cli import add_subcommands
     except ImportError:  # pragma: no cover - recordings is part of the same distribution
