@@ -13,12 +13,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CORE_PACKAGES = ("replay", "recordings")
 
-# pytest's default "prepend" import mode put tests/ on sys.path to import this file (tests/ is no
-# package). Left there, tests/recordings/ would later shadow the real `recordings` package as an empty
-# namespace package for every test that imports it afterwards, so take it off again.
-_TESTS_DIR = str(Path(__file__).resolve().parent)
-while _TESTS_DIR in sys.path:
-    sys.path.remove(_TESTS_DIR)
 
 
 def _modules() -> list[str]:

@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import REALDATA
 
 from replay.errors import InputError
 from replay.inputs import load_document
 from replay.kubelet.config import config_from_flags, config_from_kubelet_configuration, default_eviction_hard
 from replay.kubelet.duration import MINUTE, SECOND
 from replay.kubelet.versions import profile
-
-# tests/ is on sys.path only while helpers.py is imported: left there, its `recordings/` and `replay/`
-# folders would shadow the real packages as namespace packages.
-_TESTS = str(Path(__file__).resolve().parents[1])
-sys.path.insert(0, _TESTS)
-try:
-    from helpers import REALDATA
-finally:
-    sys.path.remove(_TESTS)
 
 CONFIGZ = REALDATA / "datadog-agent" / "kubelet_config.json"
 

@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import GI, MI, container, container_stats_json, make_pod, make_summary, pod_stats_json
 
 from replay.kubelet.api import Pod, Summary
 from replay.kubelet.config import EvictionConfig, build_config
 from replay.kubelet.manager import EvictionManager, SyncResult
 from replay.kubelet.versions import profile
-
-# tests/ is on sys.path only while helpers.py is imported: left there, its `recordings/` and `replay/`
-# folders would shadow the real packages as namespace packages.
-_TESTS = str(Path(__file__).resolve().parents[1])
-sys.path.insert(0, _TESTS)
-try:
-    from helpers import GI, MI, container, container_stats_json, make_pod, make_summary, pod_stats_json
-finally:
-    sys.path.remove(_TESTS)
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 

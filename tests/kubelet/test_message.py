@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import GI, container, container_stats_json, make_pod, make_pod_stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,15 +21,6 @@ from replay.kubelet.message import (
 from replay.kubelet.quantity import Format, Quantity
 from replay.kubelet.thresholds import OP_LESS_THAN, SignalObservation, Threshold, ThresholdValue
 from replay.kubelet.versions import parse_minor, profile
-
-# tests/ is on sys.path only while helpers.py is imported: left there, its `recordings/` and `replay/`
-# folders would shadow the real packages as namespace packages.
-_TESTS = str(Path(__file__).resolve().parents[1])
-sys.path.insert(0, _TESTS)
-try:
-    from helpers import GI, container, container_stats_json, make_pod, make_pod_stats
-finally:
-    sys.path.remove(_TESTS)
 
 
 def _threshold(signal: str, text: str) -> Threshold:

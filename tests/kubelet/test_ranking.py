@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import MI, container, container_stats_json, make_pod, make_pod_stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,15 +23,6 @@ from replay.kubelet.ranking import (
     signal_fs_stats,
 )
 from replay.kubelet.versions import profile
-
-# tests/ is on sys.path only while helpers.py is imported: left there, its `recordings/` and `replay/`
-# folders would shadow the real packages as namespace packages.
-_TESTS = str(Path(__file__).resolve().parents[1])
-sys.path.insert(0, _TESTS)
-try:
-    from helpers import MI, container, container_stats_json, make_pod, make_pod_stats
-finally:
-    sys.path.remove(_TESTS)
 
 ALL_FS = (FsStatsType.IMAGES, FsStatsType.ROOT, FsStatsType.LOGS, FsStatsType.LOCAL_VOLUME_SOURCE)
 

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import REALDATA, make_summary, realdata_summaries
 
 from replay.inputs import load_document
 from replay.kubelet.api import parse_summary
 from replay.kubelet.quantity import Format
 from replay.kubelet.signals import go_int64, make_signal_observations
-
-# tests/ is on sys.path only while helpers.py is imported: left there, its `recordings/` and `replay/`
-# folders would shadow the real packages as namespace packages.
-_TESTS = str(Path(__file__).resolve().parents[1])
-sys.path.insert(0, _TESTS)
-try:
-    from helpers import REALDATA, make_summary, realdata_summaries
-finally:
-    sys.path.remove(_TESTS)
 
 U64_MAX = 2**64 - 1
 SUMMARIES = realdata_summaries()

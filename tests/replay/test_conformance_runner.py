@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import CONFORMANCE
 
 from replay.conformance import run_cases
 from replay.conformance.runner import summary_line
 from replay.conformance.vectors import Case, load_cases
-
-# tests/ is on sys.path only while helpers.py is imported: left there, its `recordings/` and `replay/`
-# folders would shadow the real packages as namespace packages.
-_TESTS = str(Path(__file__).resolve().parents[1])
-sys.path.insert(0, _TESTS)
-try:
-    from helpers import CONFORMANCE
-finally:
-    sys.path.remove(_TESTS)
 
 CASES = load_cases([CONFORMANCE])
 
