@@ -4,28 +4,55 @@ Authentication (client certificates, bearer tokens, token files, exec plugins) c
 lightkube's kubeconfig loader and httpx adapter, so the recorder authenticates exactly like
 other lightkube tools; TLS verification stays on and HTTP/2 is used where offered.  Tokens
 are never logged: error text is built from method, path and status only.
+
+HTTP/2 rules (httpcore2 multiplexes every request to one origin over one connection):
+
+* **A watch never shares a connection.**  httpcore2 reads a connection on behalf of all its
+  streams under one lock, and a stream whose data another stream already read still waits
+  for that lock.  An idle watch (no read timeout) holding the lock stalls every other
+  response on the connection until the next watch event — a 25 000-pod list never finished.
+  Each list+watch loop therefore gets its own client (:meth:`KubeClient.dedicated`); the
+  shared client carries only short requests that all have data coming.
+* **A late request is abandoned, not cancelled.**  Cancelling a request in the middle of a
+  TLS write loses a TLS record (anyio then marks the stream broken) or HPACK state, and a
+  cancelled stream is never reset, so its unread data eats the connection's flow-control
+  window for good: either way every stream on the connection fails.  A request past its
+  time is reported as a timeout while it keeps running in the background, draining its
+  response; only after ``LINGER_SECONDS`` is it cancelled.  (Its stream keeps counting
+  against SETTINGS_MAX_CONCURRENT_STREAMS until the server ends it, cancelled or not:
+  cancelling hundreds at once made h2 refuse new streams, LocalProtocolError.)
+* **A connection-level failure is retried once** (read/write/protocol errors, a read
+  timeout raised by another stream's read): they hit every stream in flight at once, and
+  the pool opens a fresh connection for the retry.  Not retried: statuses (apart from
+  429/5xx with Retry-After) and our own deadline.
+* Stream concurrency stays below the server's SETTINGS_MAX_CONCURRENT_STREAMS: httpcore2
+  queues requests beyond it on the connection (the wait counts against the timeout).
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import os
 import ssl
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
 import orjson
 from lightkube.config import client_adapter
-from lightkube.config.kubeconfig import KubeConfig, SingleConfig
+from lightkube.config.kubeconfig import SERVICE_ACCOUNT, KubeConfig, SingleConfig
 from lightkube.core.exceptions import ConfigError
 
 from ..errors import RecordingError
 from .options import RecordOptions
 from .rbac import rbac_hint
+
+SERVICE_ACCOUNT_ENV = "EVICTLENS_SERVICE_ACCOUNT_DIR"
+LINGER_SECONDS = 60.0  # how long an abandoned request may keep draining in the background
 
 
 class AuthFailure(RecordingError):
@@ -42,10 +69,18 @@ class RequestFailed(Exception):
 
 
 def load_config(opts: RecordOptions) -> SingleConfig:
-    """kubeconfig file → $KUBECONFIG / in-cluster service account / ~/.kube/config."""
+    """--kubeconfig, else lightkube's order: in-cluster service account, $KUBECONFIG, ~/.kube/config.
+
+    The service-account directory is lightkube's ``service_account`` parameter; the
+    ``EVICTLENS_SERVICE_ACCOUNT_DIR`` variable moves it away from the root-owned
+    /var/run/secrets/kubernetes.io/serviceaccount so the in-cluster path can be tested.
+    """
     source = "--kubeconfig" if opts.kubeconfig else "kubeconfig"
     try:
-        kc = KubeConfig.from_file(opts.kubeconfig) if opts.kubeconfig else KubeConfig.from_env()
+        if opts.kubeconfig:
+            kc = KubeConfig.from_file(opts.kubeconfig)
+        else:
+            kc = KubeConfig.from_env(service_account=os.environ.get(SERVICE_ACCOUNT_ENV, SERVICE_ACCOUNT))
         single = kc.get(context_name=opts.context)
     except (ConfigError, OSError, KeyError, ValueError) as exc:
         text = str(exc).strip() or type(exc).__name__
@@ -80,6 +115,10 @@ class KubeClient:
     server: str
     direct: bool
     timeout: float = 5.0
+    retries: int = 0  # connection-level failures retried by this client
+    _kwargs: dict[str, Any] = field(default_factory=dict, repr=False)
+    _children: list[KubeClient] = field(default_factory=list, repr=False)
+    _lingering: dict[asyncio.Task[httpx2.Response], asyncio.TimerHandle] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, opts: RecordOptions) -> KubeClient:
@@ -102,12 +141,52 @@ class KubeClient:
                 kkwargs["verify"] = ctx
             klimits = httpx2.Limits(max_connections=opts.concurrency * 2, max_keepalive_connections=None)
             kubelet = httpx2.AsyncClient(**kkwargs, limits=klimits)
-        return cls(api, kubelet, str(single.cluster.server), opts.kubelet_direct, opts.timeout)
+        return cls(api, kubelet, str(single.cluster.server), opts.kubelet_direct, opts.timeout, _kwargs=kwargs)
+
+    def dedicated(self) -> KubeClient:
+        """Same server and credentials on a connection of its own: one per list+watch loop."""
+        api = httpx2.AsyncClient(**self._kwargs, limits=httpx2.Limits(max_connections=4, max_keepalive_connections=1))
+        child = KubeClient(api, None, self.server, self.direct, self.timeout, _kwargs=self._kwargs)
+        self._children.append(child)
+        return child
 
     async def close(self) -> None:
+        for child in self._children:
+            await child.close()
+        tasks = list(self._lingering)
+        for task in tasks:
+            self._lingering.pop(task).cancel()
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         await self.api.aclose()
         if self.kubelet is not None:
             await self.kubelet.aclose()
+
+    def _linger(self, task: asyncio.Task[httpx2.Response]) -> None:
+        """Let an abandoned request finish in the background (see the module notes)."""
+        self._lingering[task] = asyncio.get_running_loop().call_later(LINGER_SECONDS, task.cancel)
+
+        def done(t: asyncio.Task[httpx2.Response]) -> None:
+            handle = self._lingering.pop(t, None)
+            if handle is not None:
+                handle.cancel()
+            if not t.cancelled():
+                t.exception()  # retrieved: a failure here was already reported as a timeout
+
+        task.add_done_callback(done)
+
+    async def _attempt(self, http: httpx2.AsyncClient, url: str, limit: float) -> httpx2.Response:
+        """One GET, body read; ``TimeoutError`` after ``limit`` s, leaving the request running."""
+        task = asyncio.ensure_future(http.get(url))
+        try:
+            done, _ = await asyncio.wait({task}, timeout=limit)
+        except asyncio.CancelledError:
+            task.cancel()  # the recorder is stopping: the connection goes with it
+            raise
+        if not done:
+            self._linger(task)
+            raise TimeoutError
+        return task.result()
 
     def _check(self, resp: httpx2.Response, what: str) -> None:
         if resp.status_code in (401, 403):
@@ -121,16 +200,23 @@ class KubeClient:
             )
 
     async def get(self, url: str, *, kubelet: bool = False, deadline: float | None = None) -> bytes:
-        """GET with backoff on 429 and on 5xx that carry Retry-After, up to ``deadline``."""
+        """GET with backoff on 429 and on 5xx that carry Retry-After, up to ``deadline``.
+
+        Each attempt has ``timeout`` seconds; an attempt that failed with its connection (not
+        with a status) is retried once if ``deadline`` has not passed, within what is left.
+        """
         http = self.kubelet if kubelet and self.kubelet is not None else self.api
         what = f"GET {httpx2.URL(url).path}"
         delay = 0.5
+        retried = False
         while True:
+            limit = self.timeout
+            if retried and deadline is not None:
+                limit = max(0.1, min(limit, deadline - time.monotonic()))
             try:
                 # A whole-request deadline: on a shared HTTP/2 connection a stalled stream
                 # never trips httpx's per-read timeout while other streams keep data flowing.
-                async with asyncio.timeout(self.timeout):
-                    resp = await http.get(url)
+                resp = await self._attempt(http, url, limit)
                 self._check(resp, what)
                 return resp.content
             except RequestFailed as exc:
@@ -142,8 +228,15 @@ class KubeClient:
                 if deadline is not None and time.monotonic() + wait >= deadline:
                     raise
                 await asyncio.sleep(wait)
-            except (httpx2.TimeoutException, TimeoutError):
+            except TimeoutError:
                 raise RequestFailed(f"timeout for {what}") from None
+            except (httpx2.NetworkError, httpx2.TimeoutException, httpx2.RemoteProtocolError) as exc:
+                if not retried and (deadline is None or time.monotonic() < deadline):
+                    retried = True
+                    self.retries += 1
+                    continue
+                word = "timeout" if isinstance(exc, httpx2.TimeoutException) else type(exc).__name__
+                raise RequestFailed(f"{word} for {what}") from None
             except httpx2.HTTPError as exc:
                 raise RequestFailed(f"{type(exc).__name__} for {what}") from None
 

@@ -30,6 +30,8 @@ from .rbac import rbac_text
 from .status import StatusLine
 from .watch import ListWatcher
 
+LIST_WAIT = 30.0  # longest wait for the first pod/event lists before tick 0
+
 
 def run_record(args: argparse.Namespace) -> int:
     if args.print_rbac:
@@ -176,7 +178,9 @@ class Recorder:
             self.writer = RecordingWriter(self.root, manifest, append=opts.append)
             self.status = StatusLine(self.root, opts.status)
             sel = {"labelSelector": opts.nodes} if opts.nodes else {}
-            nodes = ListWatcher(client, "/api/v1/nodes", "node", self.on_object, selector=sel)
+            # Every list+watch loop on a connection of its own (see client.py: a watch stream
+            # idling on a shared HTTP/2 connection stalls the other responses on it).
+            nodes = ListWatcher(client.dedicated(), "/api/v1/nodes", "node", self.on_object, selector=sel)
             try:
                 await nodes.list_once()
             except RequestFailed as exc:
@@ -184,10 +188,13 @@ class Recorder:
             if not self.targets:
                 raise RecordingError("no nodes match", source="--nodes" if opts.nodes else "cluster")
             tasks.append(self._watch_task(nodes, True))
+            listing: list[ListWatcher] = []
             if opts.watch:
                 if not opts.kubelet_direct:
-                    tasks.append(self._watch_task(ListWatcher(client, "/api/v1/pods", "pod", self.on_object), False))
-                tasks.append(self._watch_task(ListWatcher(client, "/api/v1/events", "event", self.on_object), False))
+                    listing.append(ListWatcher(client.dedicated(), "/api/v1/pods", "pod", self.on_object))
+                listing.append(ListWatcher(client.dedicated(), "/api/v1/events", "event", self.on_object))
+            tasks += [self._watch_task(w, False) for w in listing]
+            await self._wait_for_lists(listing)
             await self._loop(client)
         except AuthFailure as exc:
             outcome, code = "stopped", 3
@@ -203,6 +210,17 @@ class Recorder:
         if self.writer is not None:
             code, outcome = self._finish(code, outcome)
         return code
+
+    async def _wait_for_lists(self, watchers: list[ListWatcher]) -> None:
+        """Start ticking once the first lists are in, as informers wait for their caches.
+
+        Tick 0 then has its pods, and a big first list (25 000 pods) does not compete with
+        tick 0 for the one CPU the recorder has.  A list that keeps failing does not hold the
+        recording back for more than ``LIST_WAIT`` seconds.
+        """
+        until = time.monotonic() + max(LIST_WAIT, self.opts.interval)
+        while not all(w.synced.is_set() for w in watchers) and not self.stop.is_set() and time.monotonic() < until:
+            await asyncio.sleep(0.02)
 
     async def _server_version(self, client: KubeClient) -> str | None:
         try:

@@ -39,6 +39,7 @@ class ListWatcher:
     selector: dict[str, str] = field(default_factory=dict)
     timeout_seconds: int = 290
     stats: WatchStats = field(default_factory=WatchStats)
+    synced: asyncio.Event = field(default_factory=asyncio.Event)  # set once a full list went through
     _known: dict[str, dict[str, Any]] = field(default_factory=dict)
     _rv: str | None = None
 
@@ -86,6 +87,7 @@ class ListWatcher:
                 self.on_object(self.kind, old, True)
         self._known = seen
         self.stats.relists += 1
+        self.synced.set()
 
     async def _watch_once(self) -> bool:
         """One watch request; returns False when the stored resourceVersion is gone (re-list)."""

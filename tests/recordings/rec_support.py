@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -45,6 +46,7 @@ class FakeServer:
     nodes: int
     pods: int
     kubelet_ports: bool
+    extra: list[str] = field(default_factory=list)  # more apiserver.server flags
     proc: subprocess.Popen[bytes] | None = None
     ready: dict[str, Any] = field(default_factory=dict)
 
@@ -65,6 +67,7 @@ class FakeServer:
         ]
         if self.kubelet_ports:
             cmd.append("--kubelet-ports")
+        cmd += self.extra
         self.proc = subprocess.Popen(cmd, env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 20
         while not (self.dir / "ready.json").exists():
@@ -92,7 +95,7 @@ class FakeServer:
         return f"https://127.0.0.1:{self.ready['port']}"
 
     def control(self, what: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        with httpx.Client(verify=self.ready["ca"], trust_env=False) as c:
+        with httpx.Client(verify=ssl.create_default_context(cafile=self.ready["ca"]), trust_env=False) as c:
             r = c.post(f"{self.url}/_control/{what}", json=body or {})
             r.raise_for_status()
             return dict(r.json())

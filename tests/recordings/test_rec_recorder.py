@@ -102,7 +102,7 @@ def test_connection_reset_costs_one_gap_then_recording_continues(server: FakeSer
 
 
 def test_watch_410_gone_relists_and_keeps_objects(server: FakeServer, tmp_path: Path) -> None:
-    server.faults(watch_410=4, mutate_every=0.1)
+    server.faults(watch_410=4, watch_410_resource="pods", mutate_every=0.1)
     before = server.stats()
     out = tmp_path / "rec"
     res = run_record(_args(server, out, "--duration", "2s"))

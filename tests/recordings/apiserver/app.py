@@ -33,6 +33,7 @@ DEFAULT_FAULTS: dict[str, Any] = {
     "retry_after": "1",
     "reset": 0,  # next N summaries are cut off mid-body
     "watch_410": 0,  # next N watches get an ERROR 410 event
+    "watch_410_resource": "",  # ... only watches of this resource ("pods"), when set
     "forbidden": False,  # every request 403
     "token_ttl": 3600.0,  # lifetime of exec-plugin tokens
     "evict_every": 0.0,  # seconds between pod evictions (0 = none)
@@ -46,8 +47,17 @@ def mint_token(secret: str, issued: int) -> str:
 
 
 class FakeApiServer:
-    def __init__(self, cluster: SyntheticCluster, *, token: str, secret: str, kubelet_ports: dict[int, str]) -> None:
+    def __init__(
+        self,
+        cluster: SyntheticCluster,
+        *,
+        token: str,
+        secret: str,
+        kubelet_ports: dict[int, str],
+        client_cert_ports: set[int] | None = None,
+    ) -> None:
         self.cluster = cluster
+        self.client_cert_ports = client_cert_ports or set()  # TLS there demands a client cert
         self.token = token
         self.secret = secret
         self.port_nodes = kubelet_ports
@@ -119,7 +129,8 @@ class FakeApiServer:
         if scope["type"] == "lifespan":
             msg = await receive()
             if msg["type"] == "lifespan.startup":
-                self._task = asyncio.get_running_loop().create_task(self.mutator())
+                if not hasattr(self, "_task"):  # hypercorn runs the lifespan once per listener
+                    self._task = asyncio.get_running_loop().create_task(self.mutator())
                 await send({"type": "lifespan.startup.complete"})
                 msg = await receive()
             await send({"type": "lifespan.shutdown.complete"})
@@ -132,7 +143,8 @@ class FakeApiServer:
             await self._control(path, receive, send)
             return
         self.stats["requests"] += 1
-        status = self._auth(scope)
+        self.stats[f"http_{scope.get('http_version', '?')}"] += 1
+        status = self._auth(scope, port=scope["server"][1] if scope.get("server") else None)
         if status:
             self.stats[f"auth_{status}"] += 1
             await _json(send, status, {"kind": "Status", "code": status, "reason": "Unauthorized"})
@@ -165,11 +177,15 @@ class FakeApiServer:
             return True
         return False
 
-    def _auth(self, scope: Scope) -> int:
+    def _auth(self, scope: Scope, port: int | None) -> int:
         if self.faults["forbidden"]:
             return 403
         headers = dict(scope["headers"])
         value = headers.get(b"authorization", b"").decode()
+        if port in self.client_cert_ports:
+            # The TLS handshake already verified the client certificate (CERT_REQUIRED).
+            self.stats["client_cert_requests" if not value else "client_cert_requests_with_token"] += 1
+            return 0
         if not value.startswith("Bearer "):
             return 401
         token = value[7:]
@@ -178,7 +194,7 @@ class FakeApiServer:
         if token.startswith("exp."):
             _, issued, _mac = token.split(".", 2)
             if hmac.compare_digest(token, mint_token(self.secret, int(issued))):
-                if time.time() - int(issued) < float(self.faults["token_ttl"]):
+                if time.time() - int(issued) / 1000 < float(self.faults["token_ttl"]):  # issued in ms
                     return 0
                 self.stats["expired_tokens"] += 1
         return 401
@@ -195,6 +211,8 @@ class FakeApiServer:
         elif path == "/_control/kubelet_restart" and body:
             node = orjson.loads(body)["node"]
             self.cluster.kubelet_restarts[node] = self.cluster.kubelet_restarts.get(node, 0) + 60
+        elif path == "/_control/token" and body:  # rotate the static token (service-account rotation)
+            self.token = orjson.loads(body)["token"]
         elif path == "/_control/evict" and body:
             self._evict(self.cluster.pod_list(orjson.loads(body)["node"])[0])
         await _json(send, 200, {"faults": self.faults, "stats": dict(self.stats), "rv": self.rv})
@@ -252,6 +270,8 @@ class FakeApiServer:
 
     async def _list(self, resource: str, query: dict[str, str], send: Any) -> None:
         self.stats[f"list_{resource}"] += 1
+        if not query.get("continue"):
+            self.stats[f"list_{resource}_started"] += 1  # first pages: more than one means a restarted list
         items = self._objects(resource)
         if resource == "nodes" and "labelSelector" in query:
             key, _, value = query["labelSelector"].partition("=")
@@ -267,7 +287,8 @@ class FakeApiServer:
     async def _watch(self, resource: str, query: dict[str, str], send: Any) -> None:
         self.stats[f"watch_{resource}"] += 1
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
-        if self._take("watch_410"):
+        only = self.faults.get("watch_410_resource")
+        if (not only or only == resource) and self._take("watch_410"):
             self.stats["watch_410"] += 1
             gone = {"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired"}}
             await send({"type": "http.response.body", "body": orjson.dumps(gone) + b"\n", "more_body": False})

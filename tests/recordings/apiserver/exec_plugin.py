@@ -12,7 +12,7 @@ import json
 import os
 import time
 
-issued = int(time.time())
+issued = int(time.time() * 1000)  # milliseconds: whole seconds made 1 s tokens expire early
 secret = os.environ["EVL_TOKEN_SECRET"]
 mac = hmac.new(secret.encode(), str(issued).encode(), hashlib.sha256).hexdigest()[:24]
 with open(os.environ["EVL_PLUGIN_LOG"], "a") as log:
