@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
+from replay.kubelet.duration import nanoseconds_between
 from replay.kubelet.thresholds import SIGNAL_TO_NODE_CONDITION, Threshold
 
 MEMORY_PRESSURE = "MemoryPressure"
@@ -45,9 +46,7 @@ def node_conditions_observed_since(
     """helpers.go: nodeConditionsObservedSince — conditions seen within the last ``period_ns``."""
     results: list[str] = []
     for condition, at in observed_at.items():
-        delta = now - at
-        elapsed = (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
-        if elapsed < period_ns:
+        if nanoseconds_between(at, now) < period_ns:
             results.append(condition)
     return results
 

@@ -7,6 +7,8 @@ Mirrors go/src/time/format.go: ParseDuration and go/src/time/time.go: Duration.S
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from replay.errors import InputError
 
 NANOSECOND = 1
@@ -131,3 +133,9 @@ def format_duration(ns: int) -> str:
             if whole > 0:
                 out = f"{whole}h{out}"
     return f"-{out}" if neg else out
+
+
+def nanoseconds_between(start: datetime, end: datetime) -> int:
+    """``end.Sub(start)`` in nanoseconds, exactly (timedelta arithmetic, no float seconds)."""
+    delta = end - start
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000

@@ -17,7 +17,7 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 from replay.errors import InputError
-from replay.kubelet.duration import format_duration, parse_duration
+from replay.kubelet.duration import format_duration, nanoseconds_between, parse_duration
 from replay.kubelet.gosort import go_sort
 from replay.kubelet.quantity import Format, Quantity
 
@@ -425,15 +425,10 @@ def thresholds_met_grace_period(observed_at: Mapping[Threshold, datetime], now: 
     """helpers.go: thresholdsMetGracePeriod — grace periods compared in nanoseconds."""
     results: list[Threshold] = []
     for threshold, at in observed_at.items():
-        if _nanoseconds_between(at, now) < threshold.grace_period:
+        if nanoseconds_between(at, now) < threshold.grace_period:
             continue
         results.append(threshold)
     return results
-
-
-def _nanoseconds_between(start: datetime, end: datetime) -> int:
-    delta = end - start
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
 
 
 def sort_by_eviction_priority(thresholds: list[Threshold]) -> None:
