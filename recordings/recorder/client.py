@@ -1,9 +1,14 @@
 """The one place that builds HTTP clients and classifies HTTP failures.
 
-Authentication (client certificates, bearer tokens, token files, exec plugins) comes from
-lightkube's kubeconfig loader and httpx adapter, so the recorder authenticates exactly like
-other lightkube tools; TLS verification stays on and HTTP/2 is used where offered.  Tokens
-are never logged: error text is built from method, path and status only.
+Authentication (client certificates, bearer tokens, token files) comes from lightkube's
+kubeconfig loader and httpx adapter, so the recorder authenticates like other lightkube tools;
+exec plugins run through :mod:`.exec_auth` (client.authentication.k8s.io/v1 and v1beta1, which
+lightkube 1.0 does not fully support).  TLS verification stays on and HTTP/2 is used where
+offered.  Tokens are never logged: error text is built from method, path and status only.
+
+Failures are classified for the user: a TLS verification failure says so with the reason
+(not "cannot connect"), a 401 is a credential problem (expired or rejected), only a 403 is
+an RBAC problem.  ``transport`` (``httpx2.MockTransport`` in tests) replaces the network.
 
 HTTP/2 rules (httpcore2 multiplexes every request to one origin over one connection):
 
@@ -39,57 +44,148 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx2
+import msgspec
 import orjson
+import yaml
 from lightkube.config import client_adapter
-from lightkube.config.kubeconfig import SERVICE_ACCOUNT, KubeConfig, SingleConfig
+from lightkube.config.kubeconfig import DEFAULT_KUBECONFIG, SERVICE_ACCOUNT, KubeConfig, SingleConfig
 from lightkube.core.exceptions import ConfigError
 
 from ..errors import RecordingError
+from .exec_auth import CredentialError, ExecConfig, ExecCredentialAuth, cluster_info
 from .options import RecordOptions
-from .rbac import rbac_hint
+from .rbac import credential_hint, rbac_hint
 
 SERVICE_ACCOUNT_ENV = "EVICTLENS_SERVICE_ACCOUNT_DIR"
 LINGER_SECONDS = 60.0  # how long an abandoned request may keep draining in the background
 
 
-class AuthFailure(RecordingError):
-    """401/403: retrying will not help, the recorder stops and says which RBAC it needs."""
+class AuthFailure(CredentialError):
+    """401 (credential rejected) or 403 (RBAC): retrying will not help, the recorder stops."""
 
 
 class RequestFailed(Exception):
-    """A request that failed for this tick (status, timeout, reset); the next may succeed."""
+    """A request that failed for this tick (status, timeout, reset); the next may succeed.
 
-    def __init__(self, what: str, status: int | None = None, retry_after: float | None = None) -> None:
+    ``tls`` marks a TLS failure (wrong CA, refused client certificate): it will not heal.
+    """
+
+    def __init__(
+        self, what: str, status: int | None = None, retry_after: float | None = None, *, tls: bool = False
+    ) -> None:
         super().__init__(what)
         self.status = status
         self.retry_after = retry_after
+        self.tls = tls
 
 
-def load_config(opts: RecordOptions) -> SingleConfig:
+def tls_failure(exc: BaseException) -> str | None:
+    """The TLS reason behind a connection error, if TLS is what failed (cause chain walk)."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, ssl.SSLCertVerificationError):
+            return f"TLS certificate verification failed: {cur.verify_message or cur.reason or cur}"
+        if isinstance(cur, ssl.SSLError):
+            return f"TLS handshake failed: {cur.reason or cur}"
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
+def network_reason(exc: httpx2.HTTPError) -> str:
+    """``ConnectError: [Errno 111] Connection refused`` rather than a bare class name."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+@dataclass
+class LoadedConfig:
+    """The chosen context as lightkube sees it, plus the raw kubeconfig entries lightkube drops
+    (an exec block's ``interactiveMode``/``provideClusterInfo``, a cluster's extensions)."""
+
+    single: SingleConfig
+    user: dict[str, Any] = field(default_factory=dict)
+    cluster: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+
+
+def _named(conf: dict[str, Any], key: str, name: str, inner: str) -> dict[str, Any] | None:
+    for entry in conf.get(key) or []:
+        if isinstance(entry, dict) and entry.get("name") == name and isinstance(entry.get(inner), dict):
+            return dict(entry[inner])
+    return None
+
+
+def _load_file(path: Path, context: str | None, source: str) -> LoadedConfig:
+    where = str(path)
+    try:
+        text = path.expanduser().read_text()
+    except FileNotFoundError:
+        raise RecordingError(f"kubeconfig file not found (from {source})", source=where) from None
+    except OSError as exc:
+        raise RecordingError(f"cannot read kubeconfig: {exc.strerror}", source=where) from None
+    try:
+        conf = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f"line {mark.line + 1}: " if mark is not None else ""
+        problem = f"malformed kubeconfig: {line}{getattr(exc, 'problem', None) or exc}"
+        raise RecordingError(problem, source=where) from None
+    if not isinstance(conf, dict):
+        raise RecordingError("malformed kubeconfig: expected a mapping with clusters, contexts and users", source=where)
+    name = context or conf.get("current-context")
+    if not name:
+        raise RecordingError("no current-context is set; choose one with --context", source=where)
+    ctx = _named(conf, "contexts", name, "context")
+    if ctx is None:
+        known = ", ".join(sorted(str(c.get("name")) for c in conf.get("contexts") or [] if isinstance(c, dict)))
+        problem = f"context {name!r} not found in {where} (contexts: {known or 'none'})"
+        raise RecordingError(problem, source="--context" if context else "current-context")
+    cluster = _named(conf, "clusters", str(ctx.get("cluster")), "cluster")
+    if cluster is None:
+        problem = f"context {name!r} names cluster {ctx.get('cluster')!r}, which is not defined"
+        raise RecordingError(problem, source=where)
+    user = _named(conf, "users", str(ctx.get("user")), "user") if ctx.get("user") else {}
+    if user is None:
+        raise RecordingError(f"context {name!r} names user {ctx.get('user')!r}, which is not defined", source=where)
+    try:
+        single = KubeConfig.from_dict(conf, fname=path.expanduser().resolve()).get(context_name=name)
+    except (ConfigError, KeyError, TypeError, ValueError, msgspec.ValidationError) as exc:
+        raise RecordingError(f"malformed kubeconfig: {str(exc).strip() or type(exc).__name__}", source=where) from None
+    assert single is not None
+    return LoadedConfig(single, user, cluster, path.expanduser().resolve())
+
+
+def load_config(opts: RecordOptions) -> LoadedConfig:
     """--kubeconfig, else lightkube's order: in-cluster service account, $KUBECONFIG, ~/.kube/config.
 
     The service-account directory is lightkube's ``service_account`` parameter; the
     ``EVICTLENS_SERVICE_ACCOUNT_DIR`` variable moves it away from the root-owned
     /var/run/secrets/kubernetes.io/serviceaccount so the in-cluster path can be tested.
+    An unknown context names ``--context``; a broken file names the file.
     """
-    source = "--kubeconfig" if opts.kubeconfig else "kubeconfig"
-    try:
-        if opts.kubeconfig:
-            kc = KubeConfig.from_file(opts.kubeconfig)
+    if opts.kubeconfig:
+        loaded = _load_file(Path(opts.kubeconfig), opts.context, "--kubeconfig")
+    else:
+        try:
+            kc = KubeConfig.from_service_account(os.environ.get(SERVICE_ACCOUNT_ENV, SERVICE_ACCOUNT))
+        except (ConfigError, KeyError, OSError):
+            kc = None
+        if kc is not None and opts.context is None:
+            single = kc.get()
+            assert single is not None
+            loaded = LoadedConfig(single)
         else:
-            kc = KubeConfig.from_env(service_account=os.environ.get(SERVICE_ACCOUNT_ENV, SERVICE_ACCOUNT))
-        single = kc.get(context_name=opts.context)
-    except (ConfigError, OSError, KeyError, ValueError) as exc:
-        text = str(exc).strip() or type(exc).__name__
-        raise RecordingError(f"cannot load cluster credentials: {text}", source=source) from None
-    except Exception as exc:  # lightkube reports malformed files with parser-specific errors
-        raise RecordingError(f"malformed kubeconfig: {type(exc).__name__}: {exc}", source=source) from None
-    if single is None or single.user is None:
+            path = os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG
+            loaded = _load_file(Path(path), opts.context, "kubeconfig")
+    if loaded.single.user is None:
         raise RecordingError("context has no user", source="--context")
-    return single
+    return loaded
 
 
 def retry_after_seconds(value: str | None) -> float | None:
@@ -120,14 +216,30 @@ class KubeClient:
     _children: list[KubeClient] = field(default_factory=list, repr=False)
     _lingering: dict[asyncio.Task[httpx2.Response], asyncio.TimerHandle] = field(default_factory=dict, repr=False)
 
+    auth: ExecCredentialAuth | None = None
+
     @classmethod
-    def build(cls, opts: RecordOptions) -> KubeClient:
-        single = load_config(opts)
+    def build(cls, opts: RecordOptions, transport: httpx2.AsyncBaseTransport | None = None) -> KubeClient:
+        loaded = load_config(opts)
+        single = loaded.single
         params = client_adapter.ConnectionParams(http2=not opts.http1, timeout=httpx2.Timeout(opts.timeout))
+        exec_auth = None
+        raw_exec = loaded.user.get("exec")
+        if isinstance(raw_exec, dict) and not (loaded.user.get("token") or loaded.user.get("tokenFile")):
+            user_name = str(single.context.user)
+            exec_auth = ExecCredentialAuth(ExecConfig.parse(raw_exec, user=user_name), None)
+            if exec_auth.config.provide_cluster_info:
+                exec_auth.cluster = cluster_info(loaded.cluster, loaded.path)
+            assert single.user is not None
+            single = single._replace(user=msgspec.structs.replace(single.user, exec=None))
         try:
             kwargs: dict[str, Any] = params.httpx_params(single)
         except (ConfigError, OSError, ssl.SSLError) as exc:
             raise RecordingError(f"cannot set up TLS or credentials: {exc}", source="kubeconfig") from None
+        if exec_auth is not None:
+            kwargs["auth"] = exec_auth
+        if transport is not None:
+            kwargs["transport"] = transport
         limits = httpx2.Limits(max_connections=max(opts.concurrency, 8) + 8, max_keepalive_connections=None)
         api = httpx2.AsyncClient(**kwargs, limits=limits)
         kubelet = None
@@ -141,14 +253,21 @@ class KubeClient:
                 kkwargs["verify"] = ctx
             klimits = httpx2.Limits(max_connections=opts.concurrency * 2, max_keepalive_connections=None)
             kubelet = httpx2.AsyncClient(**kkwargs, limits=klimits)
-        return cls(api, kubelet, str(single.cluster.server), opts.kubelet_direct, opts.timeout, _kwargs=kwargs)
+        server = str(single.cluster.server)
+        return cls(api, kubelet, server, opts.kubelet_direct, opts.timeout, _kwargs=kwargs, auth=exec_auth)
 
     def dedicated(self) -> KubeClient:
         """Same server and credentials on a connection of its own: one per list+watch loop."""
         api = httpx2.AsyncClient(**self._kwargs, limits=httpx2.Limits(max_connections=4, max_keepalive_connections=1))
-        child = KubeClient(api, None, self.server, self.direct, self.timeout, _kwargs=self._kwargs)
+        child = KubeClient(api, None, self.server, self.direct, self.timeout, _kwargs=self._kwargs, auth=self.auth)
         self._children.append(child)
         return child
+
+    async def refresh_credentials(self) -> None:
+        """Run the exec plugin now if its token is missing or expired, outside any request
+        deadline: a plugin that prompts, or a slow cloud login, must not count as a timeout."""
+        if self.auth is not None:
+            await self.auth.credential()
 
     async def close(self) -> None:
         for child in self._children:
@@ -188,10 +307,11 @@ class KubeClient:
             raise TimeoutError
         return task.result()
 
-    def _check(self, resp: httpx2.Response, what: str) -> None:
-        if resp.status_code in (401, 403):
-            word = "unauthorized (401)" if resp.status_code == 401 else "forbidden (403)"
-            raise AuthFailure(f"{word} for {what}; {rbac_hint(self.direct)}")
+    def _check(self, resp: httpx2.Response, what: str, *, kubelet: bool = False) -> None:
+        if resp.status_code == 401:
+            raise AuthFailure(f"unauthorized (401) for {what}; {credential_hint(kubelet)}")
+        if resp.status_code == 403:
+            raise AuthFailure(f"forbidden (403) for {what}; {rbac_hint(self.direct)}")
         if resp.status_code >= 400:
             raise RequestFailed(
                 f"HTTP {resp.status_code} for {what}",
@@ -205,19 +325,24 @@ class KubeClient:
         Each attempt has ``timeout`` seconds; an attempt that failed with its connection (not
         with a status) is retried once if ``deadline`` has not passed, within what is left.
         """
-        http = self.kubelet if kubelet and self.kubelet is not None else self.api
+        direct = kubelet and self.kubelet is not None
+        http = self.kubelet if direct and self.kubelet is not None else self.api
         what = f"GET {httpx2.URL(url).path}"
         delay = 0.5
         retried = False
         while True:
             limit = self.timeout
-            if retried and deadline is not None:
-                limit = max(0.1, min(limit, deadline - time.monotonic()))
+            if deadline is not None:
+                # The tick's deadline bounds every attempt: what has not answered by then is a gap.
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise RequestFailed(f"timeout for {what}")
+                limit = min(limit, left)
             try:
                 # A whole-request deadline: on a shared HTTP/2 connection a stalled stream
                 # never trips httpx's per-read timeout while other streams keep data flowing.
                 resp = await self._attempt(http, url, limit)
-                self._check(resp, what)
+                self._check(resp, what, kubelet=direct)
                 return resp.content
             except RequestFailed as exc:
                 status, wait = exc.status or 0, exc.retry_after
@@ -231,14 +356,17 @@ class KubeClient:
             except TimeoutError:
                 raise RequestFailed(f"timeout for {what}") from None
             except (httpx2.NetworkError, httpx2.TimeoutException, httpx2.RemoteProtocolError) as exc:
+                tls = tls_failure(exc)
+                if tls is not None:
+                    raise RequestFailed(f"{tls} for {what}", tls=True) from None
                 if not retried and (deadline is None or time.monotonic() < deadline):
                     retried = True
                     self.retries += 1
                     continue
-                word = "timeout" if isinstance(exc, httpx2.TimeoutException) else type(exc).__name__
+                word = "timeout" if isinstance(exc, httpx2.TimeoutException) else network_reason(exc)
                 raise RequestFailed(f"{word} for {what}") from None
             except httpx2.HTTPError as exc:
-                raise RequestFailed(f"{type(exc).__name__} for {what}") from None
+                raise RequestFailed(f"{tls_failure(exc) or network_reason(exc)} for {what}") from None
 
     async def get_json(self, url: str, **kw: Any) -> Any:
         body = await self.get(url, **kw)
@@ -258,4 +386,4 @@ class KubeClient:
                 self._check(resp, what)
                 yield resp.aiter_lines()
         except httpx2.HTTPError as exc:
-            raise RequestFailed(f"{type(exc).__name__} for {what}") from None
+            raise RequestFailed(f"{tls_failure(exc) or network_reason(exc)} for {what}") from None

@@ -4,6 +4,12 @@ One asyncio loop does everything, so the writer is only touched from one thread:
 feed objects in as they arrive, each tick polls all nodes concurrently and commits one
 journal frame.  Stopping (Ctrl-C, SIGTERM, --duration) finishes the tick in flight, then
 folds and finalizes; a fatal error (401/403, disk full) stops without losing finished ticks.
+
+Ticks keep a fixed schedule (start + k × interval): each tick's polls have a deadline inside
+its own interval, and whatever has not answered by then is a ``timeout`` gap, so one slow
+tick (a starved CPU, hanging kubelets) never pushes the next ones late.  A recorder that
+stops before its first tick leaves the disk as it found it: no empty recording blocks the
+retry.
 """
 
 from __future__ import annotations
@@ -11,19 +17,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import shutil
 import signal
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import orjson
 
 from ..errors import RecordingError
-from ..format import Manifest
+from ..format import JOURNAL_DIR, Manifest
 from ..redact import EVENT_REASONS
 from ..writer import RecordingWriter
-from .client import AuthFailure, KubeClient, RequestFailed
+from .client import KubeClient, RequestFailed
+from .exec_auth import CredentialError
 from .options import RecordOptions, options_from_args
 from .poller import NodeTarget, PollResult, poll_nodes
 from .rbac import rbac_text
@@ -31,6 +40,7 @@ from .status import StatusLine
 from .watch import ListWatcher
 
 LIST_WAIT = 30.0  # longest wait for the first pod/event lists before tick 0
+POLL_SHARE = 0.9  # share of an interval a tick's polls may take; the rest is for writing it
 
 
 def run_record(args: argparse.Namespace) -> int:
@@ -42,8 +52,14 @@ def run_record(args: argparse.Namespace) -> int:
 
 
 class Recorder:
-    def __init__(self, opts: RecordOptions) -> None:
+    def __init__(self, opts: RecordOptions, transport: httpx2.AsyncBaseTransport | None = None) -> None:
         self.opts = opts
+        self.transport = transport  # tests: httpx2.MockTransport instead of the network
+        # What this run is about to create, removed again if no tick gets recorded:
+        self._noted = False  # set once the writer may have touched the disk
+        self._fresh_root = False  # the output directory did not exist
+        self._was_empty = False  # ... or was empty (the writer refuses any other but a recording)
+        self._journal_before: set[Path] = set()
         self.root = Path(opts.output)
         self.targets: dict[str, NodeTarget] = {}
         self.fatal: BaseException | None = None
@@ -116,9 +132,10 @@ class Recorder:
             self.writer.observe("pod", pod, node=res.node)
         self.kubelet_pods[res.node] = now
 
-    async def tick(self, client: KubeClient, started: float) -> None:
+    async def tick(self, client: KubeClient, deadline: float) -> None:
+        """Poll every node until ``deadline`` (monotonic); nodes without an answer are gaps."""
         assert self.writer is not None and self.status is not None
-        deadline = started + max(self.opts.interval * 0.9, self.opts.timeout)
+        await client.refresh_credentials()  # an expired exec token is renewed outside the deadline
         await self._fetch_configz(client, deadline)
         tick = self.writer.begin_tick()
         targets = [self.targets[n] for n in sorted(self.targets)]
@@ -166,15 +183,17 @@ class Recorder:
     # -- main loop ------------------------------------------------------------------------
     async def run(self) -> int:
         opts = self.opts
-        client = KubeClient.build(opts)
+        client = KubeClient.build(opts, self.transport)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self.stop.set)
         tasks: list[asyncio.Task[None]] = []
         outcome, code = "finished", 0
         try:
+            await client.refresh_credentials()  # an interactive login happens before any deadline
             version = await self._server_version(client)
             manifest = Manifest(source="recorder", server_version=version, options=opts.manifest_options())
+            self._note_created()
             self.writer = RecordingWriter(self.root, manifest, append=opts.append)
             self.status = StatusLine(self.root, opts.status)
             sel = {"labelSelector": opts.nodes} if opts.nodes else {}
@@ -196,7 +215,7 @@ class Recorder:
             tasks += [self._watch_task(w, False) for w in listing]
             await self._wait_for_lists(listing)
             await self._loop(client)
-        except AuthFailure as exc:
+        except CredentialError as exc:  # 401/403 and failing exec plugins
             outcome, code = "stopped", 3
             print(f"evictlens record: {exc.one_line()}", file=sys.stderr)
         except RecordingError as exc:
@@ -207,9 +226,45 @@ class Recorder:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             await client.close()
-        if self.writer is not None:
+        if self.writer is None or self.writer.ticks_written == 0:
+            self._discard()
+            if code == 0:
+                print("evictlens record: stopped before the first tick; nothing was recorded", file=sys.stderr)
+        else:
             code, outcome = self._finish(code, outcome)
         return code
+
+    def _note_created(self) -> None:
+        """Remember the output's state before the writer touches it, to restore it if no tick
+        gets recorded."""
+        self._noted = True
+        self._fresh_root = not self.root.exists()
+        self._was_empty = not self._fresh_root and self.root.is_dir() and not any(self.root.iterdir())
+        journal = self.root / JOURNAL_DIR
+        self._journal_before = set(journal.iterdir()) if journal.is_dir() else set()
+
+    def _discard(self) -> None:
+        """No tick recorded: leave the disk as it was (a retry must not find an empty recording)."""
+        if self.writer is not None:
+            self.writer.close_after_failure()
+        if self.status is not None:
+            self.status.close()
+        if not self._noted or not self.root.is_dir():
+            return
+        if self._fresh_root:
+            shutil.rmtree(self.root, ignore_errors=True)
+        elif self._was_empty:
+            for entry in self.root.iterdir():
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry, ignore_errors=True)
+                else:
+                    entry.unlink(missing_ok=True)
+        else:  # --append to a recording: only the empty journal segment this run opened
+            journal = self.root / JOURNAL_DIR
+            for seg in set(journal.iterdir()) - self._journal_before if journal.is_dir() else set():
+                with contextlib.suppress(OSError):
+                    if seg.stat().st_size == 0:
+                        seg.unlink()
 
     async def _wait_for_lists(self, watchers: list[ListWatcher]) -> None:
         """Start ticking once the first lists are in, as informers wait for their caches.
@@ -226,34 +281,54 @@ class Recorder:
         try:
             body = await client.get_json("/version", deadline=time.monotonic() + self.opts.timeout * 3)
         except RequestFailed as exc:
+            if exc.tls:
+                hint = "check the cluster's certificate-authority and server address in the kubeconfig"
+                raise RecordingError(f"{exc} ({hint})", source=client.server) from None
             raise RecordingError(f"cannot reach the API server: {exc}", source=client.server) from None
         version = body.get("gitVersion") if isinstance(body, dict) else None
         return version if isinstance(version, str) else None
 
     async def _loop(self, client: KubeClient) -> None:
+        """Tick k starts at ``begin + k × interval`` and polls until ``POLL_SHARE`` of its slot.
+
+        Only a slot more than half gone before its tick could start (the process was frozen,
+        or writing took a whole interval) is skipped and counted late; the next tick then
+        starts on its own slot, so the schedule holds.
+        """
         interval = self.opts.interval
         begin = time.monotonic()
         end = begin + self.opts.duration if self.opts.duration else None
-        next_at = begin
+        slot = 0
         assert self.status is not None
         self.status.tick_started()
         while not self.stop.is_set():
-            started = time.monotonic()
-            await self.tick(client, started)
+            now = time.monotonic()
+            behind = int((now - (begin + slot * interval)) / interval + 0.5)
+            if behind > 0:
+                self.status.counters.late_ticks += behind
+                slot += behind
+                next_at = begin + slot * interval
+                if end is not None and next_at >= end:
+                    break
+                if await self._wait_until(next_at):
+                    break
+            await self.tick(client, begin + (slot + POLL_SHARE) * interval)
             if self.fatal is not None:
                 raise self.fatal
-            next_at += interval
-            now = time.monotonic()
+            slot += 1
+            next_at = begin + slot * interval
             if end is not None and next_at >= end:
                 break
-            if next_at < now:
-                assert self.status is not None
-                self.status.counters.late_ticks += 1
-                next_at = now
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.stop.wait(), timeout=next_at - now)
+            if await self._wait_until(next_at):
+                break
         if self.fatal is not None:
             raise self.fatal
+
+    async def _wait_until(self, when: float) -> bool:
+        """Sleep until ``when`` (monotonic); True if told to stop meanwhile."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.stop.wait(), timeout=max(0.0, when - time.monotonic()))
+        return self.stop.is_set()
 
     def _finish(self, code: int, outcome: str) -> tuple[int, str]:
         assert self.writer is not None

@@ -95,6 +95,12 @@ class StatusLine:
             self._last_plain = now
             print(self.text(), file=self.stream, flush=True)
 
+    def close(self) -> None:
+        """Stop the live line without a summary (nothing was recorded)."""
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
     def finish(self, outcome: str) -> None:
         if self._live is not None:
             self._live.stop()
