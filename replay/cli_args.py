@@ -1,4 +1,9 @@
-"""Command-line arguments shared by ``explain`` and ``replay``: kubelet version, gates, configuration."""
+"""Command-line arguments shared by ``explain``, ``replay`` and ``whatif``: version, gates, configuration.
+
+The configuration is layered as the kubelet layers it: a baseline (``--config``, ``--configz``, a
+recorded ``/configz`` or the version's defaults), then every eviction flag given, each replacing
+its field. The baseline document is read here but parsed per node, with that node's version.
+"""
 
 from __future__ import annotations
 
@@ -7,29 +12,49 @@ from collections.abc import Mapping
 
 from replay.errors import InputError
 from replay.inputs import load_document
-from replay.kubelet.config import EvictionConfig, config_from_flags, config_from_kubelet_configuration
+from replay.kubelet.config import EvictionConfig, FlagOverrides, apply_flags, config_from_fields, default_fields
+from replay.kubelet.config import fields_from_kubelet_configuration as parse_fields
 from replay.kubelet.manager import FsTopology
 from replay.kubelet.versions import KNOWN_VERSIONS, VersionProfile, parse_feature_gates, profile
+from replay.settings import DEFAULT_VERSION, Baseline, SettingsRequest
 
 
-def add_kubelet_arguments(p: argparse.ArgumentParser) -> None:
-    """The configuration and behaviour groups (defaults: the kubelet's own)."""
-    cfg = p.add_argument_group("kubelet eviction configuration (default: the kubelet's defaults)")
-    cfg.add_argument("--config", metavar="FILE", help="a KubeletConfiguration file (YAML or JSON)")
-    cfg.add_argument("--configz", metavar="FILE", help="kubectl get --raw /api/v1/nodes/NODE/proxy/configz")
-    cfg.add_argument("--eviction-hard", action="append", metavar="MAP", help="e.g. 'memory.available<1.5Gi'")
-    cfg.add_argument("--eviction-soft", action="append", metavar="MAP")
-    cfg.add_argument(
-        "--eviction-soft-grace-period", action="append", metavar="MAP", help="e.g. 'memory.available=1m30s'"
-    )
-    cfg.add_argument("--eviction-minimum-reclaim", action="append", metavar="MAP")
-    cfg.add_argument("--eviction-max-pod-grace-period", type=int, default=0, metavar="SECONDS")
-    cfg.add_argument("--eviction-pressure-transition-period", metavar="DURATION")
+def add_kubelet_arguments(p: argparse.ArgumentParser, *, per_node: bool = False) -> None:
+    """The configuration and behaviour groups; each flag applies on top of whatever the baseline is."""
+    where = ("each node's recorded /configz, else the kubelet's defaults for that node's version" if per_node
+             else "the kubelet's defaults for the version")
+    cfg = p.add_argument_group(
+        "kubelet eviction configuration",
+        f"Baseline: --config or --configz if given, else {where}. Every eviction flag below then replaces its "
+        "field of the baseline, as the kubelet's flags override its config file.")
+    cfg.add_argument("--config", metavar="FILE",
+                     help="a KubeletConfiguration file (YAML or JSON), e.g. /var/lib/kubelet/config.yaml")
+    cfg.add_argument("--configz", metavar="FILE",
+                     help="saved output of: kubectl get --raw /api/v1/nodes/NODE/proxy/configz")
+    cfg.add_argument("--eviction-hard", action="append", metavar="MAP",
+                     help="hard thresholds, replacing the baseline's: "
+                     "e.g. 'memory.available<1.5Gi,nodefs.available<10%%'")
+    cfg.add_argument("--eviction-soft", action="append", metavar="MAP",
+                     help="soft thresholds (each needs a grace period): e.g. 'memory.available<2Gi'")
+    cfg.add_argument("--eviction-soft-grace-period", action="append", metavar="MAP",
+                     help="grace period per soft signal: e.g. 'memory.available=1m30s'")
+    cfg.add_argument("--eviction-minimum-reclaim", action="append", metavar="MAP",
+                     help="minimum reclaim per signal: e.g. 'memory.available=500Mi,imagefs.available=2Gi'")
+    cfg.add_argument("--eviction-max-pod-grace-period", type=int, default=None, metavar="SECONDS",
+                     help="cap on a soft eviction's pod grace period, e.g. 30 (default: the baseline's, 0)")
+    cfg.add_argument("--eviction-pressure-transition-period", metavar="DURATION",
+                     help="how long a pressure condition is held after it clears, e.g. 1m (default 5m0s)")
     beh = p.add_argument_group("behaviour")
-    beh.add_argument("--kubelet-version", metavar="VERSION", help=f"one of {', '.join(KNOWN_VERSIONS)}")
-    beh.add_argument("--feature-gates", metavar="GATES", help="e.g. 'InPlacePodVerticalScaling=true'")
-    beh.add_argument("--dedicated-image-fs", action=argparse.BooleanOptionalAction, default=None)
-    beh.add_argument("--split-image-fs", action=argparse.BooleanOptionalAction, default=None)
+    default = "each node's kubeletVersion, else " + DEFAULT_VERSION if per_node else (
+        f"the node object's kubeletVersion, else {DEFAULT_VERSION}")
+    beh.add_argument("--kubelet-version", metavar="VERSION",
+                     help=f"the kubelet to imitate, e.g. 1.30; one of {', '.join(KNOWN_VERSIONS)} (default: {default})")
+    beh.add_argument("--feature-gates", metavar="GATES",
+                     help="e.g. 'InPlacePodVerticalScaling=true,KubeletSeparateDiskGC=false'")
+    beh.add_argument("--dedicated-image-fs", action=argparse.BooleanOptionalAction, default=None,
+                     help="imagefs on its own device (default: inferred from the summary)")
+    beh.add_argument("--split-image-fs", action=argparse.BooleanOptionalAction, default=None,
+                     help="writable container layers on a filesystem apart from images (default: inferred)")
 
 
 def gates_from_args(args: argparse.Namespace) -> dict[str, bool] | None:
@@ -46,22 +71,51 @@ def topology_from_args(args: argparse.Namespace) -> FsTopology | None:
     return FsTopology(bool(args.dedicated_image_fs), bool(args.split_image_fs))
 
 
-def config_from_args(args: argparse.Namespace, prof: VersionProfile) -> EvictionConfig | None:
+def overrides_from_args(args: argparse.Namespace) -> FlagOverrides:
+    return FlagOverrides(
+        eviction_hard=tuple(args.eviction_hard or ()),
+        eviction_soft=tuple(args.eviction_soft or ()),
+        eviction_soft_grace_period=tuple(args.eviction_soft_grace_period or ()),
+        eviction_minimum_reclaim=tuple(args.eviction_minimum_reclaim or ()),
+        eviction_max_pod_grace_period=args.eviction_max_pod_grace_period,
+        eviction_pressure_transition_period=args.eviction_pressure_transition_period,
+    )
+
+
+def baseline_from_args(args: argparse.Namespace) -> Baseline | None:
+    """The ``--config`` / ``--configz`` document, loaded but not parsed (that needs each node's version)."""
+    if args.config and args.configz:
+        raise InputError("give either --config or --configz, not both", field="--configz")
     if args.config:
-        return config_from_kubelet_configuration(load_document(args.config), source=args.config, profile=prof)
+        doc = load_document(args.config)
+        if not isinstance(doc, Mapping):
+            raise InputError("expected a KubeletConfiguration object", source=args.config)
+        return Baseline(doc, args.config)
     if args.configz:
         doc = load_document(args.configz)
         if not isinstance(doc, Mapping) or "kubeletconfig" not in doc:
             raise InputError("expected a /configz response with a top-level kubeletconfig object", source=args.configz)
-        return config_from_kubelet_configuration(doc, source=args.configz, profile=prof)
-    if args.eviction_hard or args.eviction_soft:
-        return config_from_flags(
-            prof,
-            eviction_hard=args.eviction_hard or (),
-            eviction_soft=args.eviction_soft or (),
-            eviction_soft_grace_period=args.eviction_soft_grace_period or (),
-            eviction_minimum_reclaim=args.eviction_minimum_reclaim or (),
-            max_pod_grace_period_seconds=args.eviction_max_pod_grace_period,
-            pressure_transition_period=args.eviction_pressure_transition_period,
-        )
+        return Baseline(doc, args.configz)
     return None
+
+
+def request_from_args(args: argparse.Namespace, label: str = "baseline") -> SettingsRequest:
+    """Everything the flags ask, checked before any recording is read."""
+    gates = gates_from_args(args)
+    return SettingsRequest(kubelet_version=args.kubelet_version, feature_gates=dict(gates or {}),
+                           baseline=baseline_from_args(args), overrides=overrides_from_args(args),
+                           topology=topology_from_args(args), label=label)
+
+
+def config_from_args(args: argparse.Namespace, prof: VersionProfile, os: str = "linux") -> EvictionConfig | None:
+    """One node's configuration for ``explain``: the baseline given (else the defaults) with the flags on top.
+
+    None when nothing was given (the caller uses the defaults and says so).
+    """
+    baseline = baseline_from_args(args)
+    overrides = overrides_from_args(args)
+    if baseline is None and not overrides:
+        return None
+    fields = (parse_fields(baseline.document, source=baseline.source, profile=prof, os=os) if baseline
+              else default_fields(prof, os))
+    return config_from_fields(prof, apply_flags(fields, overrides))

@@ -9,30 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from replay.errors import InputError
-from replay.kubelet.api import Node, Pod, Summary, parse_pods
+from replay.kubelet.api import Pod, Summary, parse_pods
 from replay.kubelet.manager import FsTopology
-from replay.kubelet.versions import VersionProfile, profile
+from replay.settings import DEFAULT_VERSION, resolve_profile
 
-DEFAULT_VERSION = "1.37"
-"""Used when neither ``--kubelet-version`` nor a supported node version is given (said in the output)."""
-
-
-def resolve_profile(
-    version: str | None, node: Node | None, feature_gates: Mapping[str, bool] | None
-) -> tuple[VersionProfile, str]:
-    """The explicit version, else the node's kubeletVersion when supported, else the default — and say which."""
-    if version:
-        return profile(version, feature_gates), "from --kubelet-version"
-    node_version = node.kubelet_version if node is not None else ""
-    if node_version:
-        try:
-            return profile(node_version, feature_gates), f"from the node object (kubeletVersion {node_version})"
-        except InputError:
-            note = f"default {DEFAULT_VERSION}: the node reports {node_version}, not a supported version"
-            return profile(DEFAULT_VERSION, feature_gates), note
-    return profile(DEFAULT_VERSION, feature_gates), f"default {DEFAULT_VERSION}; pass --kubelet-version to choose"
-
+__all__ = ["DEFAULT_VERSION", "active_pods", "infer_topology", "pods_from_summary", "resolve_profile"]
 
 def pods_from_summary(raw_summary: Mapping[str, Any], source: str) -> tuple[Pod, ...]:
     """Without a pods file, build pods from the summary's podRefs and container names alone."""

@@ -1,9 +1,10 @@
-"""Replaying a recording: one eviction manager per node, driven tick by tick, checked against reality.
+"""Replaying a recording: one eviction manager per node, driven pass by pass.
 
-The recording gives, per node and tick, a Summary-shaped dict and the pods in force; this module
-feeds them to :class:`~replay.kubelet.manager.EvictionManager` at the tick's time and collects what
-the kubelet would have done (evictions, node-condition changes), then matches the predictions with
-the real ``Evicted`` events and pod statuses the recording kept as ground truth.
+Each node's recorded ticks become ``synchronize`` passes at the stats' sample time, with the pods
+the kubelet had active *at that time* (a pod the kubelet evicted turns ``Failed`` a moment later;
+a recorder that polls after that must not hide it from the decision it caused). The work is a
+generator of :class:`Pass` values so the CLI's progress bar, the TUI's worker, ``explain --at`` and
+:func:`replay_recording` consume one engine; :mod:`replay.collect` turns passes into results.
 
 What a replay cannot know is said in its notes: pods the replay evicts keep appearing in later
 summaries (the recording shows what really happened), so they are only removed from the candidates.
@@ -11,82 +12,118 @@ summaries (the recording shows what really happened), so they are only removed f
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from recordings.reader import Recording
-from replay.context import active_pods, infer_topology, resolve_profile
+from recordings.pod_timeline import PodsInForce, PodVersion, index_pods_by_node
+from recordings.reader import Recording, TickInfo
+from replay.context import active_pods, infer_topology
 from replay.errors import InputError
-from replay.kubelet.api import Node, Pod, parse_nodes, parse_pods, parse_summary
-from replay.kubelet.config import EvictionConfig, config_from_flags, config_from_kubelet_configuration
-from replay.kubelet.manager import EvictionManager, FsTopology
-from replay.kubelet.versions import VersionProfile
+from replay.kubelet.api import Node, Pod, Summary, parse_nodes, parse_pods, parse_summary
+from replay.kubelet.manager import EvictionManager, FsTopology, SyncResult
+from replay.results import ReplayResult
+from replay.settings import NodeSettings, SettingsRequest, resolve_node
 
-Progress = Callable[[int], None]
-"""Called with the number of passes just made."""
+
+def sample_time(summary: Summary) -> datetime | None:
+    """When the stats were taken: what the kubelet's observations are stamped with (memory first)."""
+    node = summary.node
+    for stamp in (node.memory.time if node.memory else None, node.fs.time if node.fs else None,
+                  node.rlimit.time if node.rlimit else None):
+        if stamp is not None:
+            return stamp
+    return None
 
 
 @dataclass(frozen=True)
-class PredictedEviction:
+class Pass:
+    """One synchronize pass of one node."""
+
     node: str
     tick: int
+    tick_time: datetime
+    """When the recorder's tick started (its poll time)."""
     time: datetime
-    namespace: str
-    pod: str
-    uid: str
-    cause: str
-    grace_period_override: int
-    message: str
-    annotations: Mapping[str, str]
+    """The stats' sample time, used as the manager's clock and to pick the pods in force."""
+    result: SyncResult
+    candidates: tuple[Pod, ...]
 
 
-@dataclass(frozen=True)
-class RealEviction:
-    node: str | None
-    namespace: str | None
-    pod: str | None
-    uid: str | None
-    message: str | None
-    time: datetime | None
-    source: str
+@dataclass
+class NodeRun:
+    """The replay of one node: its settings, its manager, its pods cursor."""
 
-
-@dataclass(frozen=True)
-class Match:
-    real: RealEviction
-    predicted: PredictedEviction | None
-
-    @property
-    def same_message(self) -> bool:
-        return self.predicted is not None and self.real.message == self.predicted.message
-
-
-@dataclass(frozen=True)
-class NodeReplay:
+    rec: Recording
     node: str
-    kubelet_version: str
-    version_note: str
-    config_source: str
-    topology: FsTopology
-    passes: int
-    gaps: int
-    predicted: tuple[PredictedEviction, ...]
-    condition_changes: tuple[tuple[datetime, tuple[str, ...]], ...]
-    reasons: Mapping[str, int]
-    errors: tuple[str, ...] = ()
+    request: SettingsRequest
+    pod_versions: list[PodVersion]
+    settings: NodeSettings = field(init=False)
+    topology: FsTopology = field(init=False)
+    topology_source: str = field(init=False, default="")
+    manager: EvictionManager | None = field(init=False, default=None)
+    ticks: list[TickInfo] = field(init=False)
+    evicted_uids: set[str] = field(init=False, default_factory=set)
+    _pods: PodsInForce = field(init=False)
+    _parsed: dict[int, Pod] = field(init=False, default_factory=dict)
 
-
-@dataclass(frozen=True)
-class ReplayReport:
-    nodes: tuple[NodeReplay, ...]
-    matches: tuple[Match, ...]
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    def __post_init__(self) -> None:
+        node_obj = _node_object(self.rec, self.node)
+        self.settings = resolve_node(self.request, self.node, node_obj, self.rec.configz(self.node))
+        self.topology = self.request.topology or FsTopology()
+        self.topology_source = "as given on the command line" if self.request.topology else ""
+        self.ticks = self.rec.ticks(self.node)
+        self._pods = PodsInForce(self.pod_versions)
 
     @property
-    def predicted(self) -> tuple[PredictedEviction, ...]:
-        return tuple(e for n in self.nodes for e in n.predicted)
+    def gaps(self) -> int:
+        return sum(1 for t in self.ticks if not t.ok)
+
+    @property
+    def ok_ticks(self) -> int:
+        return sum(1 for t in self.ticks if t.ok)
+
+    def _pod(self, version: PodVersion) -> Pod:
+        pod = self._parsed.get(version.seq)
+        if pod is None:
+            pod = parse_pods(version.decode(), source=f"recording pod {version.key}")[0]
+            self._parsed[version.seq] = pod
+        return pod
+
+    def pods_at(self, when: datetime, summary: Summary) -> list[Pod]:
+        """The pods in force at ``when``, plus any with stats whose object was observed only later."""
+        in_force = self._pods.at(when)
+        pods = [self._pod(v) for v in in_force.values()]
+        for stats in summary.pods:
+            uid = stats.pod_ref.uid
+            if uid and uid not in in_force:
+                first = self._pods.first_version(uid)
+                if first is not None and first.observed > when:
+                    pods.append(self._pod(first))
+        return pods
+
+    def passes(self, *, until_tick: int | None = None) -> Iterator[Pass]:
+        """Every recorded tick with data, in order, as a synchronize pass (stop after ``until_tick``)."""
+        info_by_tick = {t.index: t for t in self.ticks}
+        for tick, raw_summary in self.rec.summaries(self.node):
+            if until_tick is not None and tick > until_tick:
+                return
+            info = info_by_tick.get(tick)
+            if info is None or not info.ok:
+                continue
+            summary = parse_summary(raw_summary, source=f"recording {self.node} tick {tick}")
+            if self.manager is None:
+                if self.request.topology is None:
+                    self.topology, self.topology_source = infer_topology(summary)
+                self.manager = EvictionManager(self.settings.config, self.settings.profile, self.topology,
+                                               platform=self.settings.platform)
+            when = sample_time(summary) or info.time
+            candidates = [p for p in active_pods(self.pods_at(when, summary), self.node)
+                          if p.uid not in self.evicted_uids]
+            result = self.manager.synchronize(summary, candidates, when)
+            for eviction in result.evictions:
+                self.evicted_uids.add(eviction.pod.uid)
+            yield Pass(self.node, tick, info.time, when, result, tuple(candidates))
 
 
 def _node_object(rec: Recording, node: str) -> Node | None:
@@ -97,134 +134,45 @@ def _node_object(rec: Recording, node: str) -> Node | None:
     return found[0] if found else None
 
 
-def _config_for(rec: Recording, node: str, override: EvictionConfig | None, os: str,
-                prof: VersionProfile) -> EvictionConfig:
-    """The configuration given on the command line, else the recorded /configz, else the defaults."""
-    if override is not None:
-        return override
-    configz = rec.configz(node)
-    if configz is not None:
-        doc = configz if "kubeletconfig" in configz else {"kubeletconfig": configz}
-        return config_from_kubelet_configuration(doc, source=f"recorded /configz of {node}", profile=prof)
-    return config_from_flags(prof, os=os)
+class Replay:
+    """A recording under one set of settings: one :class:`NodeRun` per node, settings resolved up front."""
 
+    def __init__(self, rec: Recording, request: SettingsRequest, nodes: Sequence[str] | None = None) -> None:
+        names = rec.nodes()
+        if not names:
+            raise InputError("the recording has no ticks: nothing to replay", source=str(rec.root))
+        if nodes:
+            unknown = sorted(set(nodes) - set(names))
+            if unknown:
+                raise InputError(f"no such node in the recording: {', '.join(unknown)}; it has {', '.join(names)}",
+                                 field="--node")
+            names = [n for n in names if n in nodes]
+        self.rec = rec
+        self.request = request
+        pods = index_pods_by_node(rec.scan_objects().collect())
+        self.runs = [NodeRun(rec, n, request, pods.get(n, [])) for n in names]
 
-def replay_node(
-    rec: Recording,
-    node: str,
-    *,
-    version: str | None,
-    feature_gates: Mapping[str, bool] | None,
-    config: EvictionConfig | None,
-    topology: FsTopology | None,
-    progress: Progress | None = None,
-) -> NodeReplay:
-    """Run one node's recorded ticks through a fresh eviction manager."""
-    node_obj = _node_object(rec, node)
-    prof, version_note = resolve_profile(version, node_obj, feature_gates)
-    os = node_obj.os if node_obj is not None and node_obj.os else "linux"
-    cfg = _config_for(rec, node, config, os, prof)
-    ticks = {t.index: t for t in rec.ticks(node)}
-    gaps = sum(1 for t in ticks.values() if not t.ok)
-    manager: EvictionManager | None = None
-    chosen_topology = topology or FsTopology()
-    evicted_uids: set[str] = set()
-    predicted: list[PredictedEviction] = []
-    changes: list[tuple[datetime, tuple[str, ...]]] = []
-    reasons: Counter[str] = Counter()
-    errors: list[str] = []
-    last_conditions: tuple[str, ...] = ()
-    passes = 0
-    pods_cache: tuple[list[object], list[Pod]] | None = None
-    for tick, raw_summary in rec.summaries(node):
-        info = ticks.get(tick)
-        if info is None:
-            continue
-        summary = parse_summary(raw_summary, source=f"recording {node} tick {tick}")
-        if manager is None:
-            if topology is None:
-                chosen_topology, _ = infer_topology(summary)
-            manager = EvictionManager(cfg, prof, chosen_topology, platform=os)
-        raw_pods = rec.pods_at(node, info.time)
-        if pods_cache is None or pods_cache[0] != raw_pods:
-            pods_cache = (list(raw_pods), list(parse_pods({"kind": "PodList", "items": raw_pods},
-                                                           source=f"recording {node} pods")))
-        candidates = [p for p in active_pods(pods_cache[1], node) if p.uid not in evicted_uids]
-        result = manager.synchronize(summary, candidates, info.time)
-        passes += 1
-        if progress is not None:
-            progress(1)
-        if result.error:
-            errors.append(result.error)
-        reasons[result.reason if not result.evictions else "evicted"] += 1
-        if result.node_conditions != last_conditions:
-            changes.append((info.time, tuple(result.node_conditions)))
-            last_conditions = tuple(result.node_conditions)
-        for eviction in result.evictions:
-            evicted_uids.add(eviction.pod.uid)
-            predicted.append(PredictedEviction(
-                node, tick, info.time, eviction.pod.namespace, eviction.pod.name, eviction.pod.uid, eviction.cause,
-                eviction.grace_period_override, eviction.message, dict(eviction.annotations),
-            ))
-    return NodeReplay(
-        node=node, kubelet_version=prof.version, version_note=version_note, config_source=cfg.describe(),
-        topology=chosen_topology, passes=passes, gaps=gaps, predicted=tuple(predicted),
-        condition_changes=tuple(changes), reasons=dict(reasons), errors=tuple(dict.fromkeys(errors)),
-    )
+    @property
+    def total_passes(self) -> int:
+        return sum(r.ok_ticks for r in self.runs)
 
-
-def real_evictions(rec: Recording) -> list[RealEviction]:
-    """The ground truth the recording kept: Evicted events and pods failed with reason Evicted."""
-    out = []
-    for row in rec.evictions():
-        out.append(RealEviction(row.get("node"), row.get("namespace"), row.get("name"), row.get("uid"),
-                                row.get("message"), row.get("time") or row.get("observed"), str(row.get("source"))))
-    return out
-
-
-def match(real: list[RealEviction], predicted: tuple[PredictedEviction, ...]) -> tuple[Match, ...]:
-    """Pair each real eviction with the replay's eviction of the same pod (by UID, else namespace/name)."""
-    by_uid = {p.uid: p for p in predicted if p.uid}
-    by_name = {(p.namespace, p.pod): p for p in predicted}
-    seen: set[tuple[str | None, str | None, str | None]] = set()
-    matches = []
-    for r in real:
-        key = (r.uid, r.namespace, r.pod)
-        if key in seen:
-            continue
-        seen.add(key)
-        found = by_uid.get(r.uid or "") or by_name.get((r.namespace or "", r.pod or ""))
-        matches.append(Match(r, found))
-    return tuple(matches)
+    def passes(self) -> Iterator[Pass]:
+        for run in self.runs:
+            yield from run.passes()
 
 
 def replay_recording(
     rec: Recording,
+    request: SettingsRequest | None = None,
     *,
+    nodes: Sequence[str] | None = None,
     version: str | None = None,
     feature_gates: Mapping[str, bool] | None = None,
-    config: EvictionConfig | None = None,
-    topology: FsTopology | None = None,
-    nodes: list[str] | None = None,
-    progress: Progress | None = None,
-) -> ReplayReport:
+) -> ReplayResult:
     """Replay every (or the chosen) node of a recording and match the predictions with reality."""
-    names = rec.nodes()
-    if nodes:
-        unknown = sorted(set(nodes) - set(names))
-        if unknown:
-            raise InputError(f"no such node in the recording: {', '.join(unknown)}; it has {', '.join(names)}",
-                             field="--node")
-        names = [n for n in names if n in nodes]
-    results = tuple(
-        replay_node(rec, n, version=version, feature_gates=feature_gates, config=config, topology=topology,
-                    progress=progress)
-        for n in names
-    )
-    predicted = tuple(e for r in results for e in r.predicted)
-    notes = [
-        "the recording shows what really happened: a pod the replay evicts keeps its recorded stats afterwards, "
-        "so it is only removed from the eviction candidates",
-        "node-level reclaim (image/container GC) is assumed to free nothing; the next recorded tick shows what it did",
-    ]
-    return ReplayReport(results, match(real_evictions(rec), predicted), tuple(notes))
+    from replay.collect import collect
+
+    if request is None:
+        request = SettingsRequest(kubelet_version=version, feature_gates=dict(feature_gates or {}))
+    replay = Replay(rec, request, nodes)
+    return collect(replay, replay.passes())

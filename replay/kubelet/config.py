@@ -33,6 +33,8 @@ class EvictionConfig:
     eviction_soft_grace_period: Mapping[str, str] = field(default_factory=dict)
     eviction_minimum_reclaim: Mapping[str, str] = field(default_factory=dict)
     source: str = "defaults"
+    sources: Mapping[str, str] = field(default_factory=dict)
+    """KubeletConfiguration field → where its value came from."""
 
     def describe(self) -> str:
         return f"{self.source}; pressure transition {format_duration(self.pressure_transition_period)}"
@@ -77,6 +79,7 @@ def build_config(
     enforce_node_allocatable: Sequence[str] = ("pods",),
     local_storage_capacity_isolation: bool = True,
     source: str,
+    sources: Mapping[str, str] | None = None,
 ) -> EvictionConfig:
     """Parse the maps into thresholds (ParseThresholdConfig), naming ``source`` in errors."""
     try:
@@ -101,13 +104,48 @@ def build_config(
         eviction_soft_grace_period=dict(eviction_soft_grace_period or {}),
         eviction_minimum_reclaim=dict(eviction_minimum_reclaim or {}),
         source=source,
+        sources=dict(sources or {}),
     )
 
 
-def config_from_kubelet_configuration(
+@dataclass(frozen=True)
+class EvictionFields:
+    """The KubeletConfiguration eviction fields in force, each with where its value came from.
+
+    ``sources`` maps the camelCase field name to a sentence such as ``--eviction-hard``,
+    ``recorded /configz of node-a`` or ``defaults of kubelet 1.30``.
+    """
+
+    eviction_hard: Mapping[str, str]
+    eviction_soft: Mapping[str, str] = field(default_factory=dict)
+    eviction_soft_grace_period: Mapping[str, str] = field(default_factory=dict)
+    eviction_minimum_reclaim: Mapping[str, str] = field(default_factory=dict)
+    eviction_max_pod_grace_period: int = 0
+    eviction_pressure_transition_period: int = 5 * MINUTE
+    enforce_node_allocatable: tuple[str, ...] = ("pods",)
+    local_storage_capacity_isolation: bool = True
+    merge_default_eviction_settings: bool = False
+    sources: Mapping[str, str] = field(default_factory=dict)
+    source: str = "defaults"
+
+
+FIELD_NAMES = (
+    "evictionHard", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim", "evictionMaxPodGracePeriod",
+    "evictionPressureTransitionPeriod", "enforceNodeAllocatable", "localStorageCapacityIsolation",
+)
+
+
+def default_fields(profile: VersionProfile, os: str = "linux") -> EvictionFields:
+    """A kubelet started with neither config file nor eviction flags (v1beta1/defaults.go)."""
+    source = f"defaults of kubelet {profile.version}"
+    return EvictionFields(eviction_hard=default_eviction_hard(profile, os), sources=dict.fromkeys(FIELD_NAMES, source),
+                          source=source)
+
+
+def fields_from_kubelet_configuration(
     obj: Any, *, source: str, profile: VersionProfile, os: str = "linux"
-) -> EvictionConfig:
-    """A KubeletConfiguration document, or a ``/configz`` response (``{"kubeletconfig": {...}}``).
+) -> EvictionFields:
+    """The eviction fields of a KubeletConfiguration document or a ``/configz`` response.
 
     A config file gets loadConfigFile's defaulting: no ``evictionHard`` → the defaults; a partial
     map is used as is unless ``mergeDefaultEvictionSettings`` (1.33+) adds the missing defaults.
@@ -122,6 +160,8 @@ def config_from_kubelet_configuration(
     kind = cfg.get("kind")
     if kind not in (None, "KubeletConfiguration"):
         raise InputError(f"expected kind KubeletConfiguration, got {kind!r}", source=source, field="kind")
+    defaults = f"defaults of kubelet {profile.version}"
+    sources = {name: (source if cfg.get(name) is not None else defaults) for name in FIELD_NAMES}
     hard = _string_map(cfg, "evictionHard", source)
     merge = cfg.get("mergeDefaultEvictionSettings")
     if merge is not None and not profile.merge_default_eviction_settings:
@@ -133,10 +173,13 @@ def config_from_kubelet_configuration(
     if not is_configz:
         if hard is None:
             hard = default_eviction_hard(profile, os)
+            sources["evictionHard"] = f"{defaults} (evictionHard not set in {source})"
         elif merge is True:
             hard = {**default_eviction_hard(profile, os), **hard}
+            sources["evictionHard"] = f"{source}, merged with the {defaults} (mergeDefaultEvictionSettings)"
     else:
         hard = hard or {}
+        sources["evictionHard"] = source
     transition = 5 * MINUTE
     if cfg.get("evictionPressureTransitionPeriod") is not None:
         try:
@@ -150,18 +193,54 @@ def config_from_kubelet_configuration(
     if not isinstance(allocatable, list) or not all(isinstance(x, str) for x in allocatable):
         raise InputError("expected a list of strings", source=source, field="enforceNodeAllocatable")
     isolation = cfg.get("localStorageCapacityIsolation", True)
-    return build_config(
-        profile,
+    return EvictionFields(
         eviction_hard=hard,
-        eviction_soft=_string_map(cfg, "evictionSoft", source),
-        eviction_soft_grace_period=_string_map(cfg, "evictionSoftGracePeriod", source),
-        eviction_minimum_reclaim=_string_map(cfg, "evictionMinimumReclaim", source),
-        pressure_transition_period=transition,
-        max_pod_grace_period_seconds=max_grace,
-        enforce_node_allocatable=allocatable,
+        eviction_soft=_string_map(cfg, "evictionSoft", source) or {},
+        eviction_soft_grace_period=_string_map(cfg, "evictionSoftGracePeriod", source) or {},
+        eviction_minimum_reclaim=_string_map(cfg, "evictionMinimumReclaim", source) or {},
+        eviction_max_pod_grace_period=max_grace,
+        eviction_pressure_transition_period=transition or 5 * MINUTE,
+        enforce_node_allocatable=tuple(allocatable),
         local_storage_capacity_isolation=bool(isolation),
+        merge_default_eviction_settings=merge is True,
+        sources=sources,
         source=f"{source} ({'/configz' if is_configz else 'KubeletConfiguration'})",
     )
+
+
+def config_from_fields(profile: VersionProfile, fields: EvictionFields) -> EvictionConfig:
+    """ParseThresholdConfig over the fields in force; an error names the flag or file the bad value came from."""
+    try:
+        return build_config(
+            profile,
+            eviction_hard=fields.eviction_hard,
+            eviction_soft=fields.eviction_soft,
+            eviction_soft_grace_period=fields.eviction_soft_grace_period,
+            eviction_minimum_reclaim=fields.eviction_minimum_reclaim,
+            pressure_transition_period=fields.eviction_pressure_transition_period,
+            max_pod_grace_period_seconds=fields.eviction_max_pod_grace_period,
+            enforce_node_allocatable=fields.enforce_node_allocatable,
+            local_storage_capacity_isolation=fields.local_storage_capacity_isolation,
+            source=fields.source,
+            sources=fields.sources,
+        )
+    except InputError as err:
+        # the field at fault (longest name first: evictionSoftGracePeriod before evictionSoft); a value that
+        # came from flags, or is missing beside one, is reported against the field's own flag
+        name = next((n for n in sorted(FIELD_NAMES, key=len, reverse=True) if (err.field or "").startswith(n)), "")
+        from_flags = any(origin.startswith("--") for origin in fields.sources.values())
+        origin = fields.sources.get(name, "")
+        if name and from_flags and (origin.startswith("--") or origin.startswith("defaults")):
+            flag = "--" + "".join("-" + c.lower() if c.isupper() else c for c in name)
+            raise InputError(err.problem, source=flag, field=err.field) from None
+        raise
+
+
+def config_from_kubelet_configuration(
+    obj: Any, *, source: str, profile: VersionProfile, os: str = "linux"
+) -> EvictionConfig:
+    """A KubeletConfiguration document, or a ``/configz`` response (``{"kubeletconfig": {...}}``)."""
+    return config_from_fields(profile, fields_from_kubelet_configuration(obj, source=source, profile=profile, os=os))
 
 
 def parse_flag_map(text: str, separator: str, flag: str) -> dict[str, str]:
@@ -177,6 +256,92 @@ def parse_flag_map(text: str, separator: str, flag: str) -> dict[str, str]:
     return out
 
 
+@dataclass(frozen=True)
+class FlagOverrides:
+    """Kubelet eviction flags as given; each one set replaces its field, whatever the baseline."""
+
+    eviction_hard: tuple[str, ...] = ()
+    eviction_soft: tuple[str, ...] = ()
+    eviction_soft_grace_period: tuple[str, ...] = ()
+    eviction_minimum_reclaim: tuple[str, ...] = ()
+    eviction_max_pod_grace_period: int | None = None
+    eviction_pressure_transition_period: str | None = None
+
+    def given(self) -> dict[str, str]:
+        """Flag → value text, for the flags that were set (the label of a what-if)."""
+        out: dict[str, str] = {}
+        for name in ("eviction_hard", "eviction_soft", "eviction_soft_grace_period", "eviction_minimum_reclaim"):
+            values: tuple[str, ...] = getattr(self, name)
+            if values:
+                out["--" + name.replace("_", "-")] = ",".join(values)
+        if self.eviction_max_pod_grace_period is not None:
+            out["--eviction-max-pod-grace-period"] = str(self.eviction_max_pod_grace_period)
+        if self.eviction_pressure_transition_period is not None:
+            out["--eviction-pressure-transition-period"] = self.eviction_pressure_transition_period
+        return out
+
+    def __bool__(self) -> bool:
+        return bool(self.given())
+
+
+def _merged_flag(values: Sequence[str], sep: str, flag: str) -> dict[str, str] | None:
+    """A repeated map flag: the first use replaces the map, later uses add to it (cli/flag map Set)."""
+    if not values:
+        return None
+    out: dict[str, str] = {}
+    for value in values:
+        out.update(parse_flag_map(value, sep, flag))
+    return out
+
+
+def apply_flags(fields: EvictionFields, flags: FlagOverrides) -> EvictionFields:
+    """The kubelet's flag precedence: each flag given replaces its field in the baseline configuration.
+
+    A flag that could not take effect (a soft grace period or minimum reclaim for a signal with no
+    threshold in the result) is an error here: the kubelet would ignore it, a what-if must not.
+    """
+    from dataclasses import replace
+
+    sources = dict(fields.sources)
+    changes: dict[str, Any] = {}
+    for attr, sep, flag, camel in (
+        ("eviction_hard", "<", "--eviction-hard", "evictionHard"),
+        ("eviction_soft", "<", "--eviction-soft", "evictionSoft"),
+        ("eviction_soft_grace_period", "=", "--eviction-soft-grace-period", "evictionSoftGracePeriod"),
+        ("eviction_minimum_reclaim", "=", "--eviction-minimum-reclaim", "evictionMinimumReclaim"),
+    ):
+        value = _merged_flag(getattr(flags, attr), sep, flag)
+        if value is not None:
+            changes[attr] = value
+            sources[camel] = flag
+    if flags.eviction_max_pod_grace_period is not None:
+        if flags.eviction_max_pod_grace_period < 0:
+            raise InputError("expected a number of seconds ≥ 0, e.g. 30", field="--eviction-max-pod-grace-period")
+        changes["eviction_max_pod_grace_period"] = flags.eviction_max_pod_grace_period
+        sources["evictionMaxPodGracePeriod"] = "--eviction-max-pod-grace-period"
+    if flags.eviction_pressure_transition_period is not None:
+        try:
+            period = parse_duration(flags.eviction_pressure_transition_period)
+        except InputError as err:
+            raise err.within(field="--eviction-pressure-transition-period") from None
+        changes["eviction_pressure_transition_period"] = period or 5 * MINUTE
+        sources["evictionPressureTransitionPeriod"] = "--eviction-pressure-transition-period"
+    if not changes:
+        return fields
+    out = replace(fields, **changes, sources=sources, source=f"{fields.source} + flags")
+    soft = set(out.eviction_soft)
+    for signal in _merged_flag(flags.eviction_soft_grace_period, "=", "--eviction-soft-grace-period") or {}:
+        if signal not in soft:
+            raise InputError(f"no soft threshold for {signal} to apply a grace period to (set --eviction-soft "
+                             f"'{signal}<…' too)", field="--eviction-soft-grace-period")
+    configured = soft | set(out.eviction_hard)
+    for signal in _merged_flag(flags.eviction_minimum_reclaim, "=", "--eviction-minimum-reclaim") or {}:
+        if signal not in configured:
+            raise InputError(f"no threshold for {signal} to apply a minimum reclaim to (set --eviction-hard or "
+                             f"--eviction-soft for {signal} too)", field="--eviction-minimum-reclaim")
+    return out
+
+
 def config_from_flags(
     profile: VersionProfile,
     *,
@@ -184,46 +349,18 @@ def config_from_flags(
     eviction_soft: Sequence[str] = (),
     eviction_soft_grace_period: Sequence[str] = (),
     eviction_minimum_reclaim: Sequence[str] = (),
-    max_pod_grace_period_seconds: int = 0,
+    max_pod_grace_period_seconds: int | None = None,
     pressure_transition_period: str | None = None,
     os: str = "linux",
+    baseline: EvictionFields | None = None,
 ) -> EvictionConfig:
-    """Kubelet flags: the first ``--eviction-hard`` replaces the default map wholesale."""
+    """Kubelet flags over ``baseline`` (default: the version's defaults, as a kubelet with no config file)."""
+    flags = FlagOverrides(tuple(eviction_hard), tuple(eviction_soft), tuple(eviction_soft_grace_period),
+                          tuple(eviction_minimum_reclaim), max_pod_grace_period_seconds, pressure_transition_period)
+    fields = baseline if baseline is not None else default_fields(profile, os)
+    fields = apply_flags(fields, flags)
+    if baseline is None:
+        from dataclasses import replace
 
-    def merged(values: Sequence[str], sep: str, flag: str) -> dict[str, str] | None:
-        if not values:
-            return None
-        out: dict[str, str] = {}
-        for value in values:
-            out.update(parse_flag_map(value, sep, flag))
-        return out
-
-    hard = merged(eviction_hard, "<", "--eviction-hard")
-    if hard is None:
-        hard = default_eviction_hard(profile, os)
-    transition = 5 * MINUTE
-    if pressure_transition_period:
-        try:
-            transition = parse_duration(pressure_transition_period)
-        except InputError as err:
-            raise err.within(field="--eviction-pressure-transition-period") from None
-    try:
-        return build_config(
-            profile,
-            eviction_hard=hard,
-            eviction_soft=merged(eviction_soft, "<", "--eviction-soft"),
-            eviction_soft_grace_period=merged(eviction_soft_grace_period, "=", "--eviction-soft-grace-period"),
-            eviction_minimum_reclaim=merged(eviction_minimum_reclaim, "=", "--eviction-minimum-reclaim"),
-            pressure_transition_period=transition,
-            max_pod_grace_period_seconds=max_pod_grace_period_seconds,
-            source="flags" if eviction_hard else "kubelet defaults",
-        )
-    except InputError as err:
-        flag = "--eviction-hard"
-        if err.field and err.field.startswith("evictionSoftGracePeriod"):
-            flag = "--eviction-soft-grace-period"
-        elif err.field and err.field.startswith("evictionSoft"):
-            flag = "--eviction-soft"
-        elif err.field and err.field.startswith("evictionMinimumReclaim"):
-            flag = "--eviction-minimum-reclaim"
-        raise InputError(err.problem, source=flag, field=err.field) from None
+        fields = replace(fields, source="flags" if eviction_hard else "kubelet defaults")
+    return config_from_fields(profile, fields)

@@ -119,6 +119,8 @@ class Pod:
     container_statuses: tuple[ContainerStatus, ...]
     init_container_statuses: tuple[ContainerStatus, ...]
     deletion_timestamp: datetime | None
+    owner_names: tuple[str, ...] = ()
+    """Parallel to ``owner_kinds``: the owners' names (what a replay reports as an eviction's impact)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +196,7 @@ def parse_pod(obj: Any, *, source: str, field: str = "") -> Pod:
         annotations=_string_map(meta, "annotations", meta_at),
         labels=_string_map(meta, "labels", meta_at),
         owner_kinds=tuple(_string(ref, "kind", here) for ref, here in _objects(meta, "ownerReferences", meta_at)),
+        owner_names=tuple(_string(ref, "name", here) for ref, here in _objects(meta, "ownerReferences", meta_at)),
         node_name=_string(spec, "nodeName", spec_at),
         priority=_int32(spec, "priority", spec_at),
         priority_class_name=_string(spec, "priorityClassName", spec_at),

@@ -13,8 +13,8 @@ from recordings.importer import import_files
 from recordings.reader import open_recording
 from replay.cli import main
 from replay.engine import replay_recording
-from replay.kubelet.config import config_from_flags
-from replay.kubelet.versions import profile
+from replay.kubelet.config import FlagOverrides
+from replay.settings import SettingsRequest
 
 SAMPLE = Path(__file__).resolve().parents[2] / "recordings" / "samples" / "kind-sidecars"
 OBSERVED_1_30 = (
@@ -61,42 +61,43 @@ def recording(tmp_path: Path) -> Path:
     return tmp_path / "rec"
 
 
-def _config(version: str) -> Any:
-    return config_from_flags(profile(version), eviction_hard=["memory.available<1.5Gi"])
+def _request(version: str, **flags: Any) -> SettingsRequest:
+    overrides = FlagOverrides(**{"eviction_hard": ("memory.available<1.5Gi",), **flags})
+    return SettingsRequest(kubelet_version=version, overrides=overrides)
 
 
 def test_replay_at_1_30_predicts_the_real_eviction_byte_for_byte(recording: Path) -> None:
-    report = replay_recording(open_recording(recording), version="1.30", config=_config("1.30"))
-    (node,) = report.nodes
+    result = replay_recording(open_recording(recording), _request("1.30"))
+    (node,) = result.nodes
     assert node.passes == 5
-    eviction = node.predicted[0]
+    eviction = result.evictions[0]
     assert (eviction.pod, eviction.tick, eviction.grace_period_override) == ("alloc-sidecars", 2, 0)
     # memory stays low in the recording, so the next passes evict the next pods in rank order
-    assert [e.pod for e in node.predicted[1:]] == ["kindnet-7xq2p"]
-    (match,) = report.matches
-    assert match.predicted is eviction and match.same_message
+    assert [e.pod for e in result.evictions[1:]] == ["kindnet-7xq2p"]
+    (match,) = result.matches
+    assert match.predicted_id == eviction.id and match.same_message and match.within_interval
 
 
 def test_replay_at_1_32_names_the_sidecars_so_the_old_message_differs(recording: Path) -> None:
-    report = replay_recording(open_recording(recording), version="1.32", config=_config("1.32"))
-    (match,) = report.matches
-    assert match.predicted is not None and not match.same_message
-    assert "el-sidecar1" in match.predicted.message
+    result = replay_recording(open_recording(recording), _request("1.32"))
+    (match,) = result.matches
+    assert match.same_pod and not match.same_message
+    assert "el-sidecar1" in result.evictions[0].message
+    assert match.message_diff is not None and "{+Container el-sidecar1" in match.message_diff
 
 
 def test_pressure_condition_raised_when_threshold_first_met(recording: Path) -> None:
-    report = replay_recording(open_recording(recording), version="1.32", config=_config("1.32"))
-    (node,) = report.nodes
-    assert [c for _, c in node.condition_changes] == [("MemoryPressure",)]
-    assert node.condition_changes[0][0].isoformat() == "2024-05-20T10:15:20+00:00"
+    result = replay_recording(open_recording(recording), _request("1.32"))
+    rows = result.conditions.to_dicts()
+    assert [(r["condition"], r["from"].isoformat(), r["to"]) for r in rows] == [
+        ("MemoryPressure", "2024-05-20T10:15:20+00:00", None)]
 
 
 def test_a_soft_threshold_waits_for_its_grace_period(recording: Path) -> None:
-    prof = profile("1.32")
-    config = config_from_flags(prof, eviction_hard=["memory.available<100Mi"], eviction_soft=["memory.available<1.5Gi"],
-                               eviction_soft_grace_period=["memory.available=15s"], max_pod_grace_period_seconds=30)
-    report = replay_recording(open_recording(recording), version="1.32", config=config)
-    eviction = report.nodes[0].predicted[0]
+    request = _request("1.32", eviction_hard=("memory.available<100Mi",), eviction_soft=("memory.available<1.5Gi",),
+                       eviction_soft_grace_period=("memory.available=15s",), eviction_max_pod_grace_period=30)
+    result = replay_recording(open_recording(recording), request)
+    eviction = result.evictions[0]
     assert eviction.tick == 4  # met at tick 2 (t=20s), grace 15s satisfied at t=40s
     assert eviction.grace_period_override == 1  # min(30, terminationGracePeriodSeconds=1)
 
@@ -105,7 +106,7 @@ def test_replay_command_prints_json_and_a_summary(recording: Path, capsys: pytes
     assert main(["replay", str(recording), "--kubelet-version", "1.30", "--eviction-hard",
                  "memory.available<1.5Gi", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["ground_truth"][0]["same_message"] is True
+    assert doc["matches"][0]["same_message"] is True
     argv = ["replay", str(recording), "--kubelet-version", "1.30", "--eviction-hard", "memory.available<1.5Gi"]
     assert main(argv) == 0
     assert "1 real, 1 predicted, 1 with the exact message" in capsys.readouterr().out

@@ -1,0 +1,288 @@
+"""Turning a stream of synchronize passes into the results model.
+
+One :class:`ResultBuilder` per replay: ``add`` each :class:`~replay.engine.Pass` as it comes (the
+CLI advances its progress bar in the same loop), then ``finish``. Signal rows are kept as column
+lists and become one polars frame at the end.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
+from typing import Any
+
+import polars as pl
+
+from recordings.reader import Recording
+from replay.engine import NodeRun, Pass, Replay
+from replay.kubelet.api import Pod
+from replay.kubelet.manager import Eviction as KubeletEviction
+from replay.kubelet.manager import SyncResult
+from replay.kubelet.quantity import Quantity
+from replay.kubelet.ranking import RankFacts, pod_priority, rank_facts
+from replay.kubelet.thresholds import Threshold, ThresholdValue, get_threshold_quantity
+from replay.results import (
+    CONDITIONS_SCHEMA,
+    SIGNALS_SCHEMA,
+    Eviction,
+    Match,
+    NodeResult,
+    RankedPod,
+    RealEviction,
+    ReplayResult,
+    ThresholdSetting,
+)
+from replay.settings import settings_digest
+from replay.textdiff import inline_diff
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+NOTES = (
+    "each pass sees the pods active at the stats' sample time (a pod the kubelet evicted or that failed after "
+    "that moment still counts for that decision)",
+    "the recording shows what really happened: a pod the replay evicts keeps its recorded stats afterwards, "
+    "so it is only removed from the eviction candidates",
+    "node-level reclaim (image/container GC) is assumed to free nothing; the next recorded tick shows what it did",
+)
+
+
+def _int(q: Quantity | None) -> int | None:
+    return None if q is None else q.int_value()
+
+
+def _value_parts(value: ThresholdValue | None) -> tuple[int | None, float | None]:
+    if value is None:
+        return None, None
+    if value.quantity is not None:
+        return value.quantity.int_value(), None
+    return None, value.percentage
+
+
+def threshold_settings(thresholds: Sequence[Threshold]) -> tuple[ThresholdSetting, ...]:
+    out = []
+    for i, t in enumerate(thresholds):
+        quantity, percentage = _value_parts(t.value)
+        mr_q, mr_p = _value_parts(t.min_reclaim)
+        out.append(ThresholdSetting(i, t.signal, t.operator, quantity, percentage, t.grace_period, t.is_hard,
+                                    mr_q, mr_p, t.describe()))
+    return tuple(out)
+
+
+def rank_reason(f: RankFacts) -> str:
+    """Why a pod sits where it does, in the comparators' order (ranking.go: rankMemoryPressure …)."""
+    parts = []
+    if not f.has_stats:
+        parts.append("no stats: ranked first")
+    elif f.process_count is not None:
+        parts.append(f"{f.process_count} processes")
+    elif f.exceeds_request:
+        parts.append("usage above request")
+    elif f.exceeds_request is False:
+        parts.append("usage within request")
+    parts.append(f"priority {f.priority}")
+    if f.usage_above_request is not None:
+        parts.append(f"usage − request {f.usage_above_request}")
+    if f.critical:
+        parts.append("critical pod: never evicted")
+    return "; ".join(parts)
+
+
+def _owner(pod: Pod) -> tuple[str | None, str | None]:
+    if not pod.owner_kinds:
+        return None, None
+    names = pod.owner_names or ("",) * len(pod.owner_kinds)
+    return pod.owner_kinds[0], names[0] or None
+
+
+class _NodeState:
+    def __init__(self, run: NodeRun) -> None:
+        self.run = run
+        self.passes = 0
+        self.reasons: Counter[str] = Counter()
+        self.errors: list[str] = []
+        self.first: datetime | None = None
+        self.last: datetime | None = None
+        self.open: dict[str, tuple[datetime, int]] = {}
+        self.last_tick = -1
+
+
+class ResultBuilder:
+    """Collects passes of one :class:`~replay.engine.Replay` into a :class:`ReplayResult`."""
+
+    def __init__(self, replay: Replay) -> None:
+        self.replay = replay
+        self._nodes = {run.node: _NodeState(run) for run in replay.runs}
+        self._signals: dict[str, list[Any]] = {name: [] for name in SIGNALS_SCHEMA.names()}
+        self._conditions: dict[str, list[Any]] = {name: [] for name in CONDITIONS_SCHEMA.names()}
+        self._evictions: list[Eviction] = []
+
+    def add(self, p: Pass) -> None:
+        state = self._nodes[p.node]
+        result = p.result
+        state.passes += 1
+        state.first = state.first or p.time
+        state.last = p.time
+        state.last_tick = p.tick
+        if result.error:
+            state.errors.append(result.error)
+        state.reasons[result.reason if not result.evictions else "evicted"] += 1
+        self._add_signals(p, state)
+        self._add_conditions(p, state)
+        for eviction in result.evictions:
+            self._evictions.append(self._eviction(p, state.run, eviction))
+
+    def _add_signals(self, p: Pass, state: _NodeState) -> None:
+        manager = state.run.manager
+        thresholds = manager.thresholds if manager is not None else []
+        met, actionable = p.result.thresholds_met, p.result.thresholds_actionable
+        cols = self._signals
+        for signal, obs in p.result.observations.items():
+            available, capacity = _int(obs.available), _int(obs.capacity)
+            on_signal: list[tuple[int | None, Threshold | None]] = [
+                (i, t) for i, t in enumerate(thresholds) if t.signal == signal]
+            for tid, t in on_signal or [(None, None)]:
+                cols["node"].append(p.node)
+                cols["tick"].append(p.tick)
+                cols["time"].append(p.time)
+                cols["signal"].append(signal)
+                cols["available"].append(available)
+                cols["capacity"].append(capacity)
+                cols["threshold_id"].append(tid)
+                cols["threshold_value"].append(
+                    None if t is None else get_threshold_quantity(t.value, obs.capacity).int_value())
+                cols["met"].append(None if t is None else t in met)
+                cols["actionable"].append(None if t is None else t in actionable)
+
+    def _add_conditions(self, p: Pass, state: _NodeState) -> None:
+        on = set(p.result.node_conditions)
+        for condition in sorted(set(state.open) - on):
+            start, start_tick = state.open.pop(condition)
+            self._close(p.node, condition, start, start_tick, p.time, p.tick)
+        for condition in p.result.node_conditions:
+            state.open.setdefault(condition, (p.time, p.tick))
+
+    def _close(self, node: str, condition: str, start: datetime, start_tick: int, end: datetime | None,
+               end_tick: int | None) -> None:
+        for name, value in (("node", node), ("condition", condition), ("from", start), ("to", end),
+                            ("from_tick", start_tick), ("to_tick", end_tick)):
+            self._conditions[name].append(value)
+
+    def _eviction(self, p: Pass, run: NodeRun, eviction: KubeletEviction) -> Eviction:
+        result: SyncResult = p.result
+        pod = eviction.pod
+        threshold = result.threshold_to_reclaim if eviction.cause == getattr(
+            result.threshold_to_reclaim, "signal", None) else None
+        observed = threshold_value = None
+        ranking: tuple[RankedPod, ...] = ()
+        if threshold is not None:
+            obs = result.observations.get(threshold.signal)
+            if obs is not None:
+                observed = _int(obs.available)
+                threshold_value = get_threshold_quantity(threshold.value, obs.capacity).int_value()
+            facts = rank_facts(result.ranking, result.stats, threshold.signal, run.topology.dedicated_image_fs,
+                               run.topology.split_container_image_fs, run.settings.profile)
+            ranking = tuple(
+                RankedPod(i, f.namespace, f.pod, ranked.uid, ranked.qos_class, f.priority, f.has_stats,
+                          f.exceeds_request, _int(f.usage), _int(f.request), _int(f.usage_above_request),
+                          f.process_count, f.critical, rank_reason(f))
+                for i, (f, ranked) in enumerate(zip(facts, result.ranking, strict=True), 1)
+            )
+        owner_kind, owner_name = _owner(pod)
+        return Eviction(
+            id=len(self._evictions), node=p.node, tick=p.tick, time=p.time, namespace=pod.namespace, pod=pod.name,
+            uid=pod.uid, owner_kind=owner_kind, owner_name=owner_name, qos=pod.qos_class, priority=pod_priority(pod),
+            cause=eviction.cause, signal=threshold.signal if threshold else None,
+            hard=threshold.is_hard if threshold else None, observed_available=observed,
+            threshold_value=threshold_value, grace_period_override=eviction.grace_period_override,
+            message=eviction.message, annotations=dict(eviction.annotations), ranking=ranking,
+        )
+
+    def finish(self, notes: Iterable[str] = ()) -> ReplayResult:
+        nodes = []
+        for name, state in self._nodes.items():
+            for condition, (start, start_tick) in state.open.items():
+                self._close(name, condition, start, start_tick, None, None)
+            run = state.run
+            thresholds = run.manager.thresholds if run.manager is not None else list(run.settings.config.thresholds)
+            cfg = run.settings.config
+            nodes.append(NodeResult(
+                node=name, kubelet_version=run.settings.profile.version, version_source=run.settings.version_source,
+                platform=run.settings.platform, dedicated_image_fs=run.topology.dedicated_image_fs,
+                split_container_image_fs=run.topology.split_container_image_fs,
+                topology_source=run.topology_source or "no data", config_source=cfg.source,
+                settings_sources=dict(cfg.sources), thresholds=threshold_settings(thresholds),
+                pressure_transition_period_ns=cfg.pressure_transition_period,
+                max_pod_grace_period_s=cfg.max_pod_grace_period_seconds, passes=state.passes, gaps=run.gaps,
+                errors=tuple(dict.fromkeys(state.errors)), reasons=dict(state.reasons),
+                first_time=state.first, last_time=state.last,
+            ))
+        rec = self.replay.rec
+        interval = recording_interval(rec)
+        evictions = tuple(self._evictions)
+        settings = {**self.replay.request.describe(),
+                    "digest": settings_digest([r.settings for r in self.replay.runs])}
+        extra = [*getattr(rec, "notes", [])]
+        if any(not n.passes for n in nodes):
+            extra.append("nodes with no data in the recording: "
+                         + ", ".join(n.node for n in nodes if not n.passes))
+        return ReplayResult(
+            recording=str(rec.root), interval_seconds=interval, settings=settings, nodes=tuple(nodes),
+            evictions=evictions, matches=match(real_evictions(rec), evictions, interval),
+            notes=(*NOTES, *extra, *notes),
+            signals=pl.DataFrame(self._signals, schema=SIGNALS_SCHEMA),
+            conditions=pl.DataFrame(self._conditions, schema=CONDITIONS_SCHEMA).sort("node", "from", "condition"),
+        )
+
+
+def collect(replay: Replay, passes: Iterable[Pass]) -> ReplayResult:
+    builder = ResultBuilder(replay)
+    for p in passes:
+        builder.add(p)
+    return builder.finish()
+
+
+def recording_interval(rec: Recording) -> float | None:
+    """The polling interval: the median spacing of the recording's tick times, in seconds."""
+    times = sorted({t.time for t in rec.ticks()})
+    gaps = [(b - a).total_seconds() for a, b in pairwise(times) if b > a]
+    return statistics.median(gaps) if gaps else None
+
+
+def real_evictions(rec: Recording) -> list[RealEviction]:
+    """The ground truth the recording kept: Evicted events and pods failed with reason Evicted."""
+    return [RealEviction(row.get("node"), row.get("namespace"), row.get("name"), row.get("uid"),
+                         row.get("message"), row.get("time") or row.get("observed"), str(row.get("source")))
+            for row in rec.evictions()]
+
+
+def match(real: list[RealEviction], predicted: Sequence[Eviction], interval: float | None) -> tuple[Match, ...]:
+    """Pair each real eviction (once per pod) with the replay's first eviction of the same pod."""
+    by_uid: dict[str, Eviction] = {}
+    by_name: dict[tuple[str, str], Eviction] = {}
+    for e in predicted:
+        if e.uid:
+            by_uid.setdefault(e.uid, e)
+        by_name.setdefault((e.namespace, e.pod), e)
+    seen_uids: set[str] = set()
+    seen_names: set[tuple[str | None, str | None]] = set()
+    out = []
+    for r in sorted(real, key=lambda r: (r.source != "event", r.time is None, r.time or _EPOCH)):
+        if (r.uid and r.uid in seen_uids) or (r.namespace, r.pod) in seen_names:
+            continue
+        if r.uid:
+            seen_uids.add(r.uid)
+        seen_names.add((r.namespace, r.pod))
+        found = by_uid.get(r.uid or "") or by_name.get((r.namespace or "", r.pod or ""))
+        within = None
+        if found is not None and r.time is not None:
+            slack = timedelta(seconds=interval or 0)
+            within = abs(found.time - r.time) <= max(slack, timedelta(seconds=1))
+        same_message = found is not None and r.message == found.message
+        diff = None
+        if found is not None and not same_message and r.message is not None:
+            diff = inline_diff(r.message, found.message)
+        out.append(Match(r, found.id if found else None, found is not None, within, same_message, diff))
+    return tuple(out)

@@ -1,0 +1,120 @@
+"""Rendering a :class:`~replay.results.ReplayResult` for people: per-node settings, evictions, ground truth.
+
+Values stay integers in the model; this is the only place they become text.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from replay.kubelet.duration import format_duration
+from replay.results import NodeResult, ReplayResult, ThresholdSetting
+from replay.textdiff import diff_segments
+
+_UNITS = ("", "Ki", "Mi", "Gi", "Ti", "Pi")
+
+
+def fmt_bytes(value: int | None) -> str:
+    """``1610612736`` → ``1.5Gi``; exact below 1Ki."""
+    if value is None:
+        return "—"
+    n, unit = float(value), 0
+    while abs(n) >= 1024 and unit < len(_UNITS) - 1:
+        n /= 1024
+        unit += 1
+    return f"{value}" if unit == 0 else f"{n:.4g}{_UNITS[unit]}"
+
+
+def fmt_time(value: datetime | None) -> str:
+    return "—" if value is None else value.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def fmt_threshold(t: ThresholdSetting) -> str:
+    value = fmt_bytes(t.quantity) if t.quantity is not None else f"{(t.percentage or 0) * 100:g}%"
+    kind = "hard" if t.hard else f"soft, grace {format_duration(t.grace_period_ns)}"
+    reclaim = ""
+    if t.min_reclaim_quantity or t.min_reclaim_percentage:
+        mr = (fmt_bytes(t.min_reclaim_quantity) if t.min_reclaim_quantity is not None
+              else f"{(t.min_reclaim_percentage or 0) * 100:g}%")
+        reclaim = f", min reclaim {mr}"
+    return f"{t.signal}<{value} ({kind}{reclaim})"
+
+
+def marked_diff(old: str, new: str) -> Text:
+    """The new text with additions in green and removals struck through in red."""
+    out = Text()
+    for kind, text in diff_segments(old, new):
+        out.append(text, style={"same": "", "old": "red strike", "new": "bold green"}[kind])
+    return out
+
+
+def _settings_table(n: NodeResult) -> Table:
+    table = Table(title=f"effective settings of {n.node}", title_justify="left", show_header=True, box=None)
+    table.add_column("setting", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    table.add_column("from", overflow="fold")
+    src = n.settings_sources
+    table.add_row("kubelet version", n.kubelet_version, n.version_source)
+    table.add_row("thresholds", "\n".join(fmt_threshold(t) for t in n.thresholds) or "none",
+                  "\n".join(dict.fromkeys(src.get(k, "") for k in ("evictionHard", "evictionSoft",
+                                                                   "evictionSoftGracePeriod",
+                                                                   "evictionMinimumReclaim") if src.get(k))))
+    table.add_row("pressure transition period", format_duration(n.pressure_transition_period_ns),
+                  src.get("evictionPressureTransitionPeriod", ""))
+    table.add_row("max pod grace period", f"{n.max_pod_grace_period_s}s", src.get("evictionMaxPodGracePeriod", ""))
+    fs = "imagefs on its own device" if n.dedicated_image_fs else "imagefs shares nodefs"
+    if n.split_container_image_fs:
+        fs += ", containerfs split"
+    table.add_row("filesystems", fs, n.topology_source)
+    return table
+
+
+def print_result(result: ReplayResult, *, output: str | None = None, console: Console | None = None) -> None:
+    out = console or Console(highlight=False)
+    if console is None and not out.is_terminal:
+        out = Console(highlight=False, width=132)
+    for n in result.nodes:
+        out.print(f"[bold]node {n.node}[/bold] — kubelet {n.kubelet_version}: {n.passes} passes, {n.gaps} gaps, "
+                  f"{sum(1 for e in result.evictions if e.node == n.node)} predicted evictions")
+        out.print(_settings_table(n))
+        for error in n.errors:
+            out.print(f"  [red]synchronize failed:[/red] {error}")
+        for row in result.conditions.filter(result.conditions["node"] == n.node).iter_rows(named=True):
+            out.print(f"  {row['condition']} from {fmt_time(row['from'])} to "
+                      f"{fmt_time(row['to']) if row['to'] else 'the end of the recording'}")
+    if result.evictions:
+        table = Table(title="evictions the kubelet would make", title_justify="left")
+        for col in ("time", "node", "pod", "cause", "observed / threshold", "grace", "message"):
+            table.add_column(col, overflow="fold", no_wrap=col in ("time",))
+        for e in result.evictions:
+            values = (f"{fmt_bytes(e.observed_available)} < {fmt_bytes(e.threshold_value)}"
+                      if e.threshold_value is not None else "limit exceeded")
+            table.add_row(fmt_time(e.time), e.node, f"{e.namespace}/{e.pod}", e.cause, values,
+                          f"{e.grace_period_override}s", Text(repr(e.message)))
+        out.print(table)
+    if result.matches:
+        table = Table(title="real evictions (ground truth) against the replay", title_justify="left")
+        for col in ("pod", "predicted", "in time", "same message", "real message (diff to predicted)"):
+            table.add_column(col, overflow="fold")
+        predicted = {e.id: e for e in result.evictions}
+        for m in result.matches:
+            hit = predicted.get(m.predicted_id) if m.predicted_id is not None else None
+            text = Text(repr(m.real.message))
+            if hit is not None and not m.same_message and m.real.message is not None:
+                text = marked_diff(m.real.message, hit.message)
+            in_time = {None: "—", True: "yes", False: "[red]no[/red]"}[m.within_interval]
+            table.add_row(f"{m.real.namespace}/{m.real.pod}", "yes" if m.same_pod else "[red]no[/red]", in_time,
+                          "yes" if m.same_message else "no", text)
+        out.print(table)
+    for note in result.notes:
+        out.print(f"note: {note}", markup=False)
+    matched = sum(1 for m in result.matches if m.same_pod)
+    exact = sum(1 for m in result.matches if m.same_message)
+    where = f"; results in {output}" if output else ""
+    out.print(f"{sum(n.passes for n in result.nodes)} passes over {len(result.nodes)} nodes: "
+              f"{len(result.evictions)} predicted evictions; {len(result.matches)} real, {matched} predicted, "
+              f"{exact} with the exact message{where}", markup=False)

@@ -1,0 +1,224 @@
+"""The replay results model: what a replay computed, as plain data every front end consumes.
+
+Frozen dataclasses for the small things (settings, per-node summaries, evictions, matches) and
+long-form polars frames with integers for the large ones (signals at every pass, condition
+intervals). Nothing here formats for people: the CLI, the what-if comparison and the TUI render
+from these values. :mod:`replay.results_io` writes and reads them (``replay/RESULTS.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import polars as pl
+
+SCHEMA_VERSION = 1
+"""Of the results directory (``replay/RESULTS.md``); readers refuse versions they do not know."""
+
+TIME = pl.Datetime("us", "UTC")
+
+
+def _schema(columns: dict[str, Any]) -> pl.Schema:
+    return pl.Schema(columns)
+
+SIGNALS_SCHEMA = _schema({
+    "node": pl.String, "tick": pl.Int64, "time": TIME, "signal": pl.String,
+    "available": pl.Int64, "capacity": pl.Int64, "threshold_id": pl.Int32, "threshold_value": pl.Int64,
+    "met": pl.Boolean, "actionable": pl.Boolean,
+})
+"""One row per pass × observed signal × configured threshold on it (threshold columns null when none)."""
+
+CONDITIONS_SCHEMA = _schema({
+    "node": pl.String, "condition": pl.String, "from": TIME, "to": TIME, "from_tick": pl.Int64, "to_tick": pl.Int64,
+})
+"""One row per interval a node condition was on; ``to`` null when still on at the end of the replay."""
+
+ANNOTATIONS = pl.List(pl.Struct({"key": pl.String, "value": pl.String}))
+
+EVICTIONS_SCHEMA = _schema({
+    "eviction_id": pl.Int64, "node": pl.String, "tick": pl.Int64, "time": TIME,
+    "namespace": pl.String, "pod": pl.String, "uid": pl.String, "owner_kind": pl.String, "owner_name": pl.String,
+    "qos": pl.String, "priority": pl.Int64, "cause": pl.String, "signal": pl.String, "hard": pl.Boolean,
+    "observed_available": pl.Int64, "threshold_value": pl.Int64, "grace_period_override": pl.Int64,
+    "message": pl.String, "annotations": ANNOTATIONS,
+})
+
+RANKINGS_SCHEMA = _schema({
+    "eviction_id": pl.Int64, "node": pl.String, "tick": pl.Int64, "rank": pl.Int32,
+    "namespace": pl.String, "pod": pl.String, "uid": pl.String, "qos": pl.String, "priority": pl.Int64,
+    "has_stats": pl.Boolean, "exceeds_request": pl.Boolean, "usage": pl.Int64, "request": pl.Int64,
+    "usage_above_request": pl.Int64, "process_count": pl.Int64, "critical": pl.Boolean, "reason": pl.String,
+})
+"""The full ranking at each eviction, best candidate first, with why each pod sits where it does."""
+
+
+@dataclass(frozen=True)
+class ThresholdSetting:
+    """One effective threshold of a node (api/types.go: Threshold), in integers."""
+
+    id: int
+    signal: str
+    operator: str
+    quantity: int | None
+    """Bytes or count; None for a percentage."""
+    percentage: float | None
+    """Fraction of capacity (float32 as the kubelet parsed it); None for a quantity."""
+    grace_period_ns: int
+    hard: bool
+    min_reclaim_quantity: int | None
+    min_reclaim_percentage: float | None
+    text: str
+    """As configured, e.g. ``memory.available<1536Mi``."""
+
+
+@dataclass(frozen=True)
+class NodeResult:
+    """One node: the kubelet it was replayed as, its effective settings with their sources, and counts."""
+
+    node: str
+    kubelet_version: str
+    version_source: str
+    platform: str
+    dedicated_image_fs: bool
+    split_container_image_fs: bool
+    topology_source: str
+    config_source: str
+    settings_sources: Mapping[str, str]
+    """KubeletConfiguration field → where its value came from (a flag, a file, /configz, defaults)."""
+    thresholds: tuple[ThresholdSetting, ...]
+    pressure_transition_period_ns: int
+    max_pod_grace_period_s: int
+    passes: int
+    gaps: int
+    errors: tuple[str, ...]
+    reasons: Mapping[str, int]
+    """Why each pass ended as it did, counted."""
+    first_time: datetime | None
+    last_time: datetime | None
+
+
+@dataclass(frozen=True)
+class RankedPod:
+    """A pod's place in the ranking and the comparator inputs that put it there (ranking.go)."""
+
+    rank: int
+    namespace: str
+    pod: str
+    uid: str
+    qos: str
+    priority: int
+    has_stats: bool
+    exceeds_request: bool | None
+    usage: int | None
+    request: int | None
+    usage_above_request: int | None
+    process_count: int | None
+    critical: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class Eviction:
+    """One pod the kubelet would evict, with the exact Event message and the ranking at that moment."""
+
+    id: int
+    node: str
+    tick: int
+    time: datetime
+    """The stats' sample time: when the kubelet saw what it acted on."""
+    namespace: str
+    pod: str
+    uid: str
+    owner_kind: str | None
+    owner_name: str | None
+    qos: str
+    priority: int
+    cause: str
+    """The threshold's signal, or ``emptydirfs.limit`` / ``ephemeralpodfs.limit`` / ``ephemeralcontainerfs.limit``."""
+    signal: str | None
+    hard: bool | None
+    observed_available: int | None
+    threshold_value: int | None
+    grace_period_override: int
+    message: str
+    annotations: Mapping[str, str]
+    ranking: tuple[RankedPod, ...] = ()
+
+
+@dataclass(frozen=True)
+class RealEviction:
+    """Ground truth the recording kept: an ``Evicted`` event or a pod failed with reason Evicted."""
+
+    node: str | None
+    namespace: str | None
+    pod: str | None
+    uid: str | None
+    message: str | None
+    time: datetime | None
+    source: str
+
+
+@dataclass(frozen=True)
+class Match:
+    """A real eviction against the replay's eviction of the same pod, if any."""
+
+    real: RealEviction
+    predicted_id: int | None
+    same_pod: bool
+    within_interval: bool | None
+    """Predicted within one recording interval of the real time (None when either time is unknown)."""
+    same_message: bool
+    message_diff: str | None
+    """Character-level diff (``[-real-]{+predicted+}``) when the messages differ."""
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """Everything one replay computed; the frames are excluded from ``==`` (use :meth:`same_as`)."""
+
+    recording: str
+    interval_seconds: float | None
+    settings: Mapping[str, Any]
+    """What was asked (``SettingsRequest.describe()``) plus ``digest`` of every node's effective settings."""
+    nodes: tuple[NodeResult, ...]
+    evictions: tuple[Eviction, ...]
+    matches: tuple[Match, ...]
+    notes: tuple[str, ...]
+    signals: pl.DataFrame = field(compare=False, repr=False)
+    conditions: pl.DataFrame = field(compare=False, repr=False)
+    schema_version: int = SCHEMA_VERSION
+
+    def node(self, name: str) -> NodeResult:
+        for n in self.nodes:
+            if n.node == name:
+                return n
+        raise KeyError(name)
+
+    def evictions_frame(self) -> pl.DataFrame:
+        rows = [{
+            "eviction_id": e.id, "node": e.node, "tick": e.tick, "time": e.time, "namespace": e.namespace,
+            "pod": e.pod, "uid": e.uid, "owner_kind": e.owner_kind, "owner_name": e.owner_name, "qos": e.qos,
+            "priority": e.priority, "cause": e.cause, "signal": e.signal, "hard": e.hard,
+            "observed_available": e.observed_available, "threshold_value": e.threshold_value,
+            "grace_period_override": e.grace_period_override, "message": e.message,
+            "annotations": [{"key": k, "value": v} for k, v in e.annotations.items()],
+        } for e in self.evictions]
+        return pl.DataFrame(rows, schema=EVICTIONS_SCHEMA)
+
+    def rankings_frame(self) -> pl.DataFrame:
+        rows = [{
+            "eviction_id": e.id, "node": e.node, "tick": e.tick, "rank": r.rank, "namespace": r.namespace,
+            "pod": r.pod, "uid": r.uid, "qos": r.qos, "priority": r.priority, "has_stats": r.has_stats,
+            "exceeds_request": r.exceeds_request, "usage": r.usage, "request": r.request,
+            "usage_above_request": r.usage_above_request, "process_count": r.process_count,
+            "critical": r.critical, "reason": r.reason,
+        } for e in self.evictions for r in e.ranking]
+        return pl.DataFrame(rows, schema=RANKINGS_SCHEMA)
+
+    def same_as(self, other: ReplayResult) -> bool:
+        """Field for field, frames included (row order as produced)."""
+        return (self == other and self.signals.equals(other.signals, null_equal=True)
+                and self.conditions.equals(other.conditions, null_equal=True))

@@ -1,0 +1,200 @@
+"""Writing and reading a results directory (``replay/RESULTS.md``): ``result.json`` plus four Parquet files.
+
+The directory is written next to its destination and renamed into place, so a failed or
+interrupted replay never leaves half a result; files are 0600 and the directory 0700, like
+recordings (results name pods and carry their messages).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+import polars as pl
+
+from replay.errors import InputError
+from replay.results import (
+    CONDITIONS_SCHEMA,
+    EVICTIONS_SCHEMA,
+    RANKINGS_SCHEMA,
+    SCHEMA_VERSION,
+    SIGNALS_SCHEMA,
+    Eviction,
+    Match,
+    NodeResult,
+    RankedPod,
+    RealEviction,
+    ReplayResult,
+    ThresholdSetting,
+)
+
+RESULT_JSON = "result.json"
+FRAMES: Mapping[str, pl.Schema] = {
+    "signals": SIGNALS_SCHEMA, "conditions": CONDITIONS_SCHEMA, "evictions": EVICTIONS_SCHEMA,
+    "rankings": RANKINGS_SCHEMA,
+}
+FORMAT = "evictlens-results"
+
+
+def _time(value: datetime | None) -> str | None:
+    return None if value is None else value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _parse_time(value: Any) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+
+
+def _eviction_doc(e: Eviction) -> dict[str, Any]:
+    return {
+        "id": e.id, "node": e.node, "tick": e.tick, "time": _time(e.time), "namespace": e.namespace, "pod": e.pod,
+        "uid": e.uid, "owner_kind": e.owner_kind, "owner_name": e.owner_name, "qos": e.qos, "priority": e.priority,
+        "cause": e.cause, "signal": e.signal, "hard": e.hard, "observed_available": e.observed_available,
+        "threshold_value": e.threshold_value, "grace_period_override": e.grace_period_override,
+        "message": e.message, "annotations": dict(e.annotations),
+    }
+
+
+def _node_doc(n: NodeResult) -> dict[str, Any]:
+    return {
+        "node": n.node, "kubelet_version": n.kubelet_version, "version_source": n.version_source,
+        "platform": n.platform, "dedicated_image_fs": n.dedicated_image_fs,
+        "split_container_image_fs": n.split_container_image_fs, "topology_source": n.topology_source,
+        "config_source": n.config_source, "settings_sources": dict(n.settings_sources),
+        "thresholds": [asdict(t) for t in n.thresholds],
+        "pressure_transition_period_ns": n.pressure_transition_period_ns,
+        "max_pod_grace_period_s": n.max_pod_grace_period_s, "passes": n.passes, "gaps": n.gaps,
+        "errors": list(n.errors), "reasons": dict(n.reasons), "first_time": _time(n.first_time),
+        "last_time": _time(n.last_time),
+    }
+
+
+def _match_doc(m: Match) -> dict[str, Any]:
+    r = m.real
+    return {
+        "real": {"node": r.node, "namespace": r.namespace, "pod": r.pod, "uid": r.uid, "message": r.message,
+                 "time": _time(r.time), "source": r.source},
+        "predicted_id": m.predicted_id, "same_pod": m.same_pod, "within_interval": m.within_interval,
+        "same_message": m.same_message, "message_diff": m.message_diff,
+    }
+
+
+def to_document(result: ReplayResult) -> dict[str, Any]:
+    """``result.json``: everything but the frames (and the rankings, which are in ``rankings.parquet``)."""
+    return {
+        "format": FORMAT, "schema_version": result.schema_version, "recording": result.recording,
+        "interval_seconds": result.interval_seconds, "settings": dict(result.settings),
+        "nodes": [_node_doc(n) for n in result.nodes], "evictions": [_eviction_doc(e) for e in result.evictions],
+        "matches": [_match_doc(m) for m in result.matches], "notes": list(result.notes),
+    }
+
+
+def to_json(result: ReplayResult) -> bytes:
+    return orjson.dumps(to_document(result), option=orjson.OPT_INDENT_2)
+
+
+def _write_parquet(df: pl.DataFrame, path: Path) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        df.write_parquet(fh, compression="zstd")
+
+
+def write(result: ReplayResult, out: Path) -> None:
+    """Write ``out/`` whole or not at all; an existing results directory is replaced, anything else refused."""
+    out = Path(out)
+    if out.exists() and not (out / RESULT_JSON).is_file() and (not out.is_dir() or any(out.iterdir())):
+        raise InputError("exists and is not a results directory (choose a new path)", source=str(out))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        os.chmod(tmp, 0o700)
+        frames = {"signals": result.signals, "conditions": result.conditions,
+                  "evictions": result.evictions_frame(), "rankings": result.rankings_frame()}
+        for name, df in frames.items():
+            _write_parquet(df, tmp / f"{name}.parquet")
+        fd = os.open(tmp / RESULT_JSON, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(to_json(result) + b"\n")
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _ranking_by_eviction(df: pl.DataFrame) -> dict[int, tuple[RankedPod, ...]]:
+    out: dict[int, list[RankedPod]] = {}
+    for row in df.sort("eviction_id", "rank").iter_rows(named=True):
+        out.setdefault(row["eviction_id"], []).append(RankedPod(
+            row["rank"], row["namespace"], row["pod"], row["uid"], row["qos"], row["priority"], row["has_stats"],
+            row["exceeds_request"], row["usage"], row["request"], row["usage_above_request"],
+            row["process_count"], row["critical"], row["reason"]))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def load(path: str | Path) -> ReplayResult:
+    """Read a results directory back into the model (every frame checked against its declared schema)."""
+    root = Path(path)
+    doc_path = root / RESULT_JSON
+    if not doc_path.is_file():
+        raise InputError("not a results directory (no result.json)", source=str(root))
+    try:
+        doc = orjson.loads(doc_path.read_bytes())
+    except orjson.JSONDecodeError as err:
+        raise InputError(f"not valid JSON ({err})", source=str(doc_path)) from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise InputError(f"expected format {FORMAT!r}", source=str(doc_path), field="format")
+    if doc.get("schema_version") != SCHEMA_VERSION:
+        raise InputError(f"results schema version {doc.get('schema_version')!r} is not supported (this evictlens "
+                         f"reads {SCHEMA_VERSION})", source=str(doc_path), field="schema_version")
+    frames: dict[str, pl.DataFrame] = {}
+    for name, schema in FRAMES.items():
+        f = root / f"{name}.parquet"
+        try:
+            df = pl.read_parquet(f)
+        except (OSError, pl.exceptions.PolarsError) as err:
+            raise InputError(f"unreadable Parquet file ({type(err).__name__}: {err})".splitlines()[0],
+                             source=str(f)) from None
+        if df.schema != schema:
+            raise InputError(f"columns {dict(df.schema)} do not match the results schema", source=str(f))
+        frames[name] = df
+    try:
+        rankings = _ranking_by_eviction(frames["rankings"])
+        evictions = tuple(
+            Eviction(
+                id=e["id"], node=e["node"], tick=e["tick"], time=_parse_time(e["time"]) or datetime.min,
+                namespace=e["namespace"], pod=e["pod"], uid=e["uid"], owner_kind=e["owner_kind"],
+                owner_name=e["owner_name"], qos=e["qos"], priority=e["priority"], cause=e["cause"],
+                signal=e["signal"], hard=e["hard"], observed_available=e["observed_available"],
+                threshold_value=e["threshold_value"], grace_period_override=e["grace_period_override"],
+                message=e["message"], annotations=dict(e["annotations"]), ranking=rankings.get(e["id"], ()),
+            )
+            for e in doc["evictions"]
+        )
+        nodes = tuple(
+            NodeResult(
+                **{k: v for k, v in n.items() if k not in ("thresholds", "errors", "first_time", "last_time")},
+                thresholds=tuple(ThresholdSetting(**t) for t in n["thresholds"]), errors=tuple(n["errors"]),
+                first_time=_parse_time(n["first_time"]), last_time=_parse_time(n["last_time"]),
+            )
+            for n in doc["nodes"]
+        )
+        matches = tuple(
+            Match(RealEviction(**{**m["real"], "time": _parse_time(m["real"]["time"])}), m["predicted_id"],
+                  m["same_pod"], m["within_interval"], m["same_message"], m["message_diff"])
+            for m in doc["matches"]
+        )
+    except (KeyError, TypeError) as err:
+        raise InputError(f"missing or malformed field ({type(err).__name__}: {err})", source=str(doc_path)) from None
+    return ReplayResult(
+        recording=doc["recording"], interval_seconds=doc["interval_seconds"], settings=doc["settings"], nodes=nodes,
+        evictions=evictions, matches=matches, notes=tuple(doc["notes"]), signals=frames["signals"],
+        conditions=frames["conditions"], schema_version=doc["schema_version"],
+    )

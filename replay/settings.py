@@ -1,0 +1,149 @@
+"""What a replay was asked to imitate, and what each node ends up configured with — and why.
+
+The kubelet builds its eviction configuration in layers: version defaults, then the config file
+(or, seen from outside, ``/configz``), then command-line flags, each flag replacing its field
+(cmd/kubelet/app/server.go: loadConfigFile, kubeletConfigFlagPrecedence). A replay does the same
+per node, with *that node's* version profile, so a 1.30 node gets 1.30's defaults even when
+another node of the recording runs 1.32. Every field of the result says where it came from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from replay.errors import InputError
+from replay.kubelet.api import Node
+from replay.kubelet.config import (
+    EvictionConfig,
+    EvictionFields,
+    FlagOverrides,
+    apply_flags,
+    config_from_fields,
+    default_fields,
+    fields_from_kubelet_configuration,
+)
+from replay.kubelet.duration import format_duration
+from replay.kubelet.manager import FsTopology
+from replay.kubelet.versions import VersionProfile, profile
+
+DEFAULT_VERSION = "1.37"
+"""Used when neither ``--kubelet-version`` nor a supported node version is given (said in the output)."""
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A configuration document given on the command line (``--config`` or ``--configz``), not yet parsed:
+    it is read with each node's own version profile."""
+
+    document: Mapping[str, Any]
+    source: str
+
+
+@dataclass(frozen=True)
+class SettingsRequest:
+    """What was asked: the label that makes two replays comparable."""
+
+    kubelet_version: str | None = None
+    """None: each node as its node object reports (``per node``)."""
+    feature_gates: Mapping[str, bool] = field(default_factory=dict)
+    baseline: Baseline | None = None
+    """None: each node's recorded ``/configz``, else its version's defaults."""
+    overrides: FlagOverrides = field(default_factory=FlagOverrides)
+    topology: FsTopology | None = None
+    """None: inferred from each node's first summary."""
+    label: str = "baseline"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "kubelet_version": self.kubelet_version or "per node",
+            "feature_gates": dict(self.feature_gates),
+            "config_source": self.baseline.source if self.baseline else "recorded /configz per node, else defaults",
+            "overrides": self.overrides.given(),
+            "topology": ("inferred per node" if self.topology is None else
+                         {"dedicated_image_fs": self.topology.dedicated_image_fs,
+                          "split_container_image_fs": self.topology.split_container_image_fs}),
+        }
+
+
+@dataclass(frozen=True)
+class NodeSettings:
+    """One node's effective settings and where each came from."""
+
+    node: str
+    profile: VersionProfile
+    version_source: str
+    platform: str
+    config: EvictionConfig
+
+    def sources(self) -> dict[str, str]:
+        return dict(self.config.sources)
+
+    def digest_doc(self) -> dict[str, Any]:
+        c = self.config
+        return {
+            "node": self.node, "kubelet_version": self.profile.version,
+            "feature_gates": dict(sorted(self.profile.feature_gates.items())), "platform": self.platform,
+            "evictionHard": dict(c.eviction_hard), "evictionSoft": dict(c.eviction_soft),
+            "evictionSoftGracePeriod": dict(c.eviction_soft_grace_period),
+            "evictionMinimumReclaim": dict(c.eviction_minimum_reclaim),
+            "evictionMaxPodGracePeriod": c.max_pod_grace_period_seconds,
+            "evictionPressureTransitionPeriod": format_duration(c.pressure_transition_period),
+            "enforceNodeAllocatable": list(c.enforce_node_allocatable),
+            "localStorageCapacityIsolation": c.local_storage_capacity_isolation,
+        }
+
+
+def resolve_profile(
+    version: str | None, node: Node | None, feature_gates: Mapping[str, bool] | None
+) -> tuple[VersionProfile, str]:
+    """The explicit version, else the node's kubeletVersion when supported, else the default — and say which."""
+    if version:
+        return profile(version, feature_gates), "from --kubelet-version"
+    node_version = node.kubelet_version if node is not None else ""
+    if node_version:
+        try:
+            return profile(node_version, feature_gates), f"from the node object (kubeletVersion {node_version})"
+        except InputError:
+            note = f"default {DEFAULT_VERSION}: the node reports {node_version}, not a supported version"
+            return profile(DEFAULT_VERSION, feature_gates), note
+    return profile(DEFAULT_VERSION, feature_gates), f"default {DEFAULT_VERSION}; pass --kubelet-version to choose"
+
+
+def resolve_node(
+    request: SettingsRequest,
+    node_name: str,
+    node: Node | None,
+    recorded_configz: Mapping[str, Any] | None,
+) -> NodeSettings:
+    """Version profile first (the node's own), then the baseline parsed with it, then the flags on top."""
+    prof, version_source = resolve_profile(request.kubelet_version, node, request.feature_gates or None)
+    platform = node.os if node is not None and node.os else "linux"
+    fields: EvictionFields
+    if request.baseline is not None:
+        fields = fields_from_kubelet_configuration(request.baseline.document, source=request.baseline.source,
+                                                   profile=prof, os=platform)
+    elif recorded_configz is not None:
+        doc = recorded_configz if "kubeletconfig" in recorded_configz else {"kubeletconfig": recorded_configz}
+        fields = fields_from_kubelet_configuration(doc, source=f"recorded /configz of {node_name}", profile=prof,
+                                                   os=platform)
+    else:
+        fields = default_fields(prof, platform)
+    fields = apply_flags(fields, request.overrides)
+    try:
+        config = config_from_fields(prof, fields)
+    except InputError as err:
+        raise InputError(f"{err.one_line()} (node {node_name}, kubelet {prof.version})") from None
+    return NodeSettings(node_name, prof, version_source, platform, config)
+
+
+def settings_digest(nodes: Mapping[str, NodeSettings] | list[NodeSettings]) -> str:
+    """A short digest of every node's effective settings: equal digests, comparable replays."""
+    items = nodes.values() if isinstance(nodes, Mapping) else nodes
+    doc = sorted((n.digest_doc() for n in items), key=lambda d: str(d["node"]))
+    return hashlib.sha256(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
