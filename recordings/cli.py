@@ -13,6 +13,7 @@ import functools
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -46,12 +47,29 @@ def guarded(fn: Handler) -> Handler:
 
 @guarded
 def cmd_import(args: argparse.Namespace) -> int:
+    import time
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     from .importer import import_files
 
-    counts = import_files(args.files, Path(args.output), node=args.node, append=args.append)
+    started = time.monotonic()
+    console = Console(stderr=True)
+    columns = (TextColumn("{task.description:9}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bar.add_task(phase, total=total)
+            bar.update(tasks[phase], completed=done, total=total)
+
+        counts = import_files(args.files, Path(args.output), node=args.node, append=args.append, progress=progress)
     print(
         f"imported {counts.get('ticks', 0)} ticks, {counts.get('nodes', 0)} nodes, "
-        f"{counts.get('objects', 0)} objects into {args.output}"
+        f"{counts.get('objects', 0)} objects, {counts.get('evictions', 0)} evictions from {len(args.files)} files "
+        f"into {args.output} in {time.monotonic() - started:.1f}s"
     )
     return 0
 
@@ -70,32 +88,56 @@ def cmd_pack(args: argparse.Namespace) -> int:
 def cmd_unpack(args: argparse.Namespace) -> int:
     from .pack import unpack
 
-    count = unpack(Path(args.file), Path(args.output))
-    print(f"unpacked {count} files into {args.output}")
+    result = unpack(Path(args.file), Path(args.output))
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(f"unpacked {result.files} files into {args.output} (complete: checksums and counts verified)")
     return 0
 
 
 @guarded
 def cmd_info(args: argparse.Namespace) -> int:
+    from .errors import RecordingError
     from .reader import open_recording
+    from .summary_codec import format_time
 
-    rec = open_recording(args.recording)
+    rec = open_recording(args.recording)  # checks every part against its checksums (schema v2)
+    verified = rec.verify() if args.verify else None  # and decodes every file
     counts = rec.count_rows()
+    m = rec.manifest
+    fmt_manifest = "manifest.json"
+    notes = list(rec.notes)
+    if m.finalized:
+        differ = [
+            f"{k} {m.counts[k]} in manifest.json, {v} in the files"
+            for k, v in counts.items()
+            if k in m.counts and m.counts[k] != v
+        ]
+        if differ and args.verify:
+            raise RecordingError(f"counts do not match: {'; '.join(differ)}", source=str(rec.root / fmt_manifest))
+        notes += [f"counts do not match: {d}" for d in differ]
+    if verified is not None and m.schema_version < 2:
+        notes.append("schema v1 has no checksums: --verify decoded every file instead")
+    first, last = rec.time_range()
+    span = (format_time(first), format_time(last)) if first is not None and last is not None else None
     size = rec.size_bytes()
     info = {
-        "manifest": orjson.loads(rec.manifest.to_json()),
+        "manifest": orjson.loads(m.to_json()),
+        "time_range": {"first_tick": span[0], "last_tick": span[1]} if span else None,
         "counts": counts,
         "bytes_on_disk": size,
         "bytes_per_metric_sample": round(size / counts["metric_samples"], 4) if counts["metric_samples"] else None,
+        "verified": verified,
+        "notes": notes,
     }
     if args.json:
         print(orjson.dumps(info, option=orjson.OPT_INDENT_2).decode())
         return 0
-    m = rec.manifest
     print(
         f"recording {args.recording}  (schema v{m.schema_version}, {'finalized' if m.finalized else 'NOT finalized'})"
     )
-    print(f"  source {m.source}; server {m.server_version or '-'}; {m.start_time or '-'} .. {m.end_time or '-'}")
+    when = f"{span[0]} .. {span[1]}" if span else "no ticks"
+    print(f"  source {m.source}; server {m.server_version or '-'}; {when}")
     for node, version in sorted(m.kubelet_versions.items()):
         print(f"  kubelet {version} on {node}")
     for key, value in sorted(counts.items()):
@@ -103,6 +145,14 @@ def cmd_info(args: argparse.Namespace) -> int:
     print(f"  {'bytes_on_disk':18} {size}")
     if info["bytes_per_metric_sample"] is not None:
         print(f"  {'bytes/sample':18} {info['bytes_per_metric_sample']}")
+    if verified is not None:
+        print(
+            f"  verified {verified['files']} Parquet files in {verified['parts']} parts"
+            f"{' against their checksums' if m.schema_version >= 2 else ''} and {verified['journal_frames']} "
+            "journal frames: ok"
+        )
+    for note in notes:
+        print(f"  note: {note}")
     return 0
 
 
@@ -145,6 +195,12 @@ def add_subcommands(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
     inf = subparsers.add_parser("info", help="print a recording's manifest and counts")
     inf.add_argument("recording")
     inf.add_argument("--json", action="store_true", help="machine-readable output")
+    inf.add_argument(
+        "--verify",
+        action="store_true",
+        help="decode every Parquet file and journal frame and check every part against its checksums "
+        "(exit 2 naming the first damaged file), e.g. info rec --verify",
+    )
     inf.set_defaults(func=cmd_info, command="info")
 
 

@@ -13,8 +13,11 @@ namespaces and resource figures that a user may not want readable by other local
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
+import shutil
+import zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,8 +27,11 @@ import orjson
 from .errors import RecordingError
 
 FORMAT_NAME = "evictlens-recording"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Every schema version this evictlens reads (FORMAT.md §9): v1 parts have no checksums.json.
+READABLE_VERSIONS = (1, 2)
 MANIFEST = "manifest.json"
+CHECKSUMS = "checksums.json"
 JOURNAL_DIR = "journal"
 PARTS_DIR = "parts"
 FILE_MODE = 0o600
@@ -63,9 +69,11 @@ class Manifest:
         if not isinstance(obj, dict) or obj.get("format") != FORMAT_NAME:
             raise RecordingError(f"not an evictlens recording manifest (format != {FORMAT_NAME})", source=source)
         version = obj.get("schema_version")
-        if version != SCHEMA_VERSION:
+        if version not in READABLE_VERSIONS or isinstance(version, bool):
+            readable = ", ".join(str(v) for v in READABLE_VERSIONS)
             raise RecordingError(
-                f"schema_version {version!r} is not supported; this evictlens reads {SCHEMA_VERSION}",
+                f"schema_version {version!r} is not supported; this evictlens reads versions {readable}"
+                + (" (written by a newer evictlens? upgrade evictlens)" if isinstance(version, int) else ""),
                 source=source,
                 field="schema_version",
             )
@@ -143,6 +151,103 @@ def list_parts(root: Path) -> list[tuple[int, int, Path]]:
             continue
         kept.append((first, last, path))
     return kept
+
+
+def is_out_of_space(exc: BaseException) -> bool:
+    """ENOSPC, EFBIG (RLIMIT_FSIZE) or EDQUOT, also when polars wraps the OS error in its own."""
+    if isinstance(exc, OSError):
+        return exc.errno in _FULL
+    found = re.search(r"os error (\d+)\)", str(exc))
+    return found is not None and int(found.group(1)) in _FULL
+
+
+_FULL = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+
+
+def file_crc32(path: Path) -> tuple[int, int]:
+    """(size in bytes, CRC-32) of a file, read in 1 MiB blocks."""
+    crc, size = 0, 0
+    with path.open("rb") as fh:
+        while block := fh.read(1 << 20):
+            crc = zlib.crc32(block, crc)
+            size += len(block)
+    return size, crc
+
+
+def write_checksums(part: Path) -> None:
+    """Record the size and CRC-32 of every Parquet file of a (not yet published) part.
+
+    As Prometheus' TSDB keeps a CRC-32 per chunk: a flipped byte or a truncated copy is then
+    an error naming the file instead of whatever polars manages to decode.
+    """
+    files = {}
+    for f in sorted(part.glob("*.parquet")):
+        size, crc = file_crc32(f)
+        files[f.name] = {"bytes": size, "crc32": crc}
+    body = orjson.dumps({"algorithm": "crc32", "files": files}, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+    fd = open_private(part / CHECKSUMS, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        view = memoryview(body + b"\n")
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_checksums(part: Path, *, source: str) -> dict[str, tuple[int, int]] | None:
+    """The part's recorded (size, crc32) per file; None when the part has no checksums.json (v1)."""
+    path = part / CHECKSUMS
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise RecordingError(f"cannot read ({exc.strerror})", source=f"{source}/{CHECKSUMS}") from None
+    try:
+        obj = orjson.loads(data)
+        if obj.get("algorithm") != "crc32":
+            raise ValueError(f"unknown algorithm {obj.get('algorithm')!r}")
+        return {name: (int(v["bytes"]), int(v["crc32"])) for name, v in obj["files"].items()}
+    except (orjson.JSONDecodeError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise RecordingError(
+            f"damaged checksum list ({exc}); expected {{'algorithm': 'crc32', 'files': {{name: {{bytes, crc32}}}}}}",
+            source=f"{source}/{CHECKSUMS}",
+        ) from None
+
+
+def verify_part(part: Path, *, required: bool, source: str) -> None:
+    """Check every Parquet file of ``part`` against its checksums.json (one error naming the file)."""
+    sums = read_checksums(part, source=source)
+    present = {f.name for f in part.glob("*.parquet")}
+    if sums is None:
+        if required and present:
+            raise RecordingError(f"part has no {CHECKSUMS} (schema v2 parts always have one)", source=source)
+        return
+    unlisted = sorted(present - set(sums))
+    if unlisted:
+        raise RecordingError(f"file not listed in {CHECKSUMS}", source=f"{source}/{unlisted[0]}")
+    for name, (size, crc) in sorted(sums.items()):
+        f = part / name
+        if name not in present:
+            raise RecordingError(f"missing (listed in {CHECKSUMS})", source=f"{source}/{name}")
+        try:
+            got_size, got_crc = file_crc32(f)
+        except OSError as exc:
+            raise RecordingError(f"cannot read ({exc.strerror})", source=f"{source}/{name}") from None
+        if got_size != size:
+            raise RecordingError(
+                f"truncated or damaged: {got_size} bytes, {CHECKSUMS} says {size}", source=f"{source}/{name}"
+            )
+        if got_crc != crc:
+            raise RecordingError(
+                f"corrupted: CRC-32 {got_crc:08x}, {CHECKSUMS} says {crc:08x}", source=f"{source}/{name}"
+            )
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a directory this command created (used to leave the disk as it was found)."""
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def remove_quietly(path: Path) -> None:

@@ -10,7 +10,8 @@ nodes and configz are stored as observed at the first tick, so they are in force
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator, Mapping
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ import orjson
 import yaml
 
 from .errors import RecordingError
-from .format import Manifest
+from .format import MANIFEST, Manifest, remove_tree, write_atomic
 from .summary_codec import parse_time, project
 from .writer import RecordingWriter, now_micros
 
@@ -116,10 +117,19 @@ def summary_time(summary: Mapping[str, Any]) -> int | None:
     return max(parsed) if parsed else None
 
 
-def import_files(specs: Iterable[str], out: Path, *, node: str | None = None, append: bool = False) -> dict[str, int]:
-    docs = [load_file(s) for s in specs]
-    if not docs:
-        raise RecordingError("give at least one file to import", source="import")
+Progress = Callable[[str, int, int], None]
+"""``progress(phase, done, total)``: reading files, then writing ticks (the CLI draws it)."""
+
+
+@dataclass
+class _Plan:
+    """Everything an import will write, checked before the disk is touched."""
+
+    observations: list[tuple[str, Mapping[str, Any], int, str | None]]
+    ticks: list[tuple[int, list[tuple[str, Document]]]]
+
+
+def _plan(docs: list[Document], node: str | None) -> _Plan:
     summaries = []
     for doc in docs:
         if doc.kind != "summary":
@@ -138,7 +148,7 @@ def import_files(specs: Iterable[str], out: Path, *, node: str | None = None, ap
     summaries.sort(key=lambda s: s[0])
     first = summaries[0][0] if summaries else now_micros()
     names = sorted({s[1] for s in summaries})
-    writer = RecordingWriter(out, Manifest(source="import", options={"files": [d.path for d in docs]}), append=append)
+    observations: list[tuple[str, Mapping[str, Any], int, str | None]] = []
     for doc in docs:
         if doc.kind in ("pods", "nodes", "events"):
             kind = doc.kind[:-1]
@@ -146,13 +156,22 @@ def import_files(specs: Iterable[str], out: Path, *, node: str | None = None, ap
                 at = first
                 if kind == "event":
                     stamp = item.get("lastTimestamp") or item.get("eventTime") or item.get("firstTimestamp")
-                    at = parse_time(stamp) if isinstance(stamp, str) else first
-                writer.observe(kind, item, observed=at)
+                    if isinstance(stamp, str):
+                        try:
+                            at = parse_time(stamp)
+                        except ValueError:
+                            raise RecordingError(
+                                f"expected an RFC 3339 time, got {stamp!r}", source=doc.path, field="lastTimestamp"
+                            ) from None
+                observations.append((kind, item, at, None))
         elif doc.kind == "configz":
             target = node or (names[0] if len(names) == 1 else None)
             if target is None:
-                raise RecordingError("cannot tell which node this /configz belongs to; pass --node", source=doc.path)
-            writer.observe("configz", doc.body, observed=first, node=target)
+                which = f"the summaries are of {len(names)} nodes" if names else "no summary names a node"
+                raise RecordingError(
+                    f"cannot tell which node this /configz belongs to ({which}); pass --node", source=doc.path
+                )
+            observations.append(("configz", doc.body, first, target))
     by_time: dict[int, list[tuple[str, Document]]] = {}
     for at, name, doc in summaries:
         clash = next((d for n, d in by_time.get(at, []) if n == name), None)
@@ -163,10 +182,78 @@ def import_files(specs: Iterable[str], out: Path, *, node: str | None = None, ap
                 source=doc.path,
             )
         by_time.setdefault(at, []).append((name, doc))
-    for at, group in sorted(by_time.items()):
-        tick = writer.begin_tick(at)
-        for name, doc in group:
-            tick.add_summary(name, doc.body, scraped=at, source=doc.path)
-        writer.commit(tick)
-    writer.finalize()
+    return _Plan(observations, sorted(by_time.items()))
+
+
+@contextlib.contextmanager
+def _leave_as_found(out: Path) -> Iterator[None]:
+    """On any failure, remove what this import created and restore the manifest it changed.
+
+    ``--append`` never folds before the end (see :func:`import_files`), so until the final
+    fold the import's only traces are new journal segments (and, on a schema-v1 recording,
+    new checksum lists): removing every path that was not there before undoes it.
+    """
+    existed = out.exists()
+    before = set(out.rglob("*")) if out.is_dir() else set()
+    manifest = out / MANIFEST
+    old_manifest = manifest.read_bytes() if manifest.is_file() else None
+    try:
+        yield
+    except BaseException:
+        if not existed:
+            remove_tree(out)
+        elif out.is_dir() and all(p.exists() or p.is_symlink() for p in before):
+            for p in sorted(set(out.rglob("*")) - before, key=lambda p: len(p.parts), reverse=True):
+                if p.is_dir() and not p.is_symlink():
+                    remove_tree(p)
+                else:
+                    p.unlink(missing_ok=True)
+            if old_manifest is not None and manifest.read_bytes() != old_manifest:
+                write_atomic(manifest, old_manifest)
+        raise
+
+
+def import_files(
+    specs: Iterable[str],
+    out: Path,
+    *,
+    node: str | None = None,
+    append: bool = False,
+    progress: Progress | None = None,
+) -> dict[str, int]:
+    """Import files into a new recording (or ``append`` to one); the disk is left as it was
+    found when anything fails, and a recording with no tick (pods, nodes, events or /configz
+    only) is refused: nothing could replay it."""
+    report = progress or (lambda _phase, _done, _total: None)
+    specs = list(specs)
+    if not specs:
+        raise RecordingError("give at least one file to import", source="import")
+    docs = []
+    for i, spec in enumerate(specs):
+        docs.append(load_file(spec))
+        report("reading", i + 1, len(specs))
+    plan = _plan(docs, node)
+    if not plan.ticks and not append:
+        kinds = ", ".join(sorted({d.kind for d in docs}))
+        raise RecordingError(
+            f"no Summary API response among the files (only {kinds}): a recording needs at least one summary "
+            "to replay; add one (kubectl get --raw /api/v1/nodes/NODE/proxy/stats/summary), or --append these "
+            "to a recording that has ticks; nothing was written"
+        )
+    files = [Path(d.path).name for d in docs]  # base names: packed recordings travel in bug reports
+    with _leave_as_found(out):
+        writer = RecordingWriter(out, Manifest(source="import", options={"files": files}), append=append)
+        if append:  # keep everything in new journal segments until the end, so a failure can be undone
+            writer.fold_every = writer.fold_rows = sys.maxsize
+        for kind, item, at, target in plan.observations:
+            writer.observe(kind, item, observed=at, node=target)
+        for i, (at, group) in enumerate(plan.ticks):
+            tick = writer.begin_tick(at)
+            for name, doc in group:
+                tick.add_summary(name, doc.body, scraped=at, source=doc.path)
+            writer.commit(tick)
+            report("writing", i + 1, len(plan.ticks))
+        report("finishing", 0, 1)
+        writer.finalize()
+        report("finishing", 1, 1)
     return writer.manifest.counts

@@ -2,73 +2,223 @@
 
 The file is a plain (uncompressed) tar: Parquet is already zstd-compressed, and tar is
 readable everywhere, so a bug report attachment can be inspected without evictlens.
+``manifest.json`` comes first and ``pack-index.json`` (size and CRC-32 of every other
+member) last, so a file cut short — a half-finished download or upload — always lacks its
+index and is refused instead of unpacking part of a recording.
+
 Unpacking accepts only regular files and directories below the target, never links or
-absolute or ``..`` paths, and recreates them 0600/0700.
+absolute or ``..`` paths, and recreates them 0600/0700.  It extracts into a temporary
+directory beside the target and renames it into place only once the result is complete
+(index, part checksums, manifest counts), so a failure leaves nothing behind.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import tarfile
+import tempfile
+import zlib
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import IO
+
+import orjson
 
 from . import format as fmt
 from .errors import RecordingError
 from .reader import open_recording
 
 SUFFIX = ".evictlens.tar"
+INDEX = "pack-index.json"
+PACK_FORMAT = "evictlens-pack"
+
+
+@dataclass
+class Unpacked:
+    files: int
+    notes: list[str] = field(default_factory=list)
+
+
+class _Hashing(io.RawIOBase):
+    """Feeds tarfile from a file while computing its size and CRC-32 in the same read."""
+
+    def __init__(self, fh: IO[bytes]) -> None:
+        self.fh, self.crc, self.size = fh, 0, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        block = self.fh.read(n)
+        self.crc = zlib.crc32(block, self.crc)
+        self.size += len(block)
+        return block
 
 
 def pack(src: Path, dest: Path) -> int:
     """Write ``src`` (a recording) to ``dest``; returns the file size."""
-    open_recording(src)  # refuse to pack something that does not read back
+    open_recording(src)  # refuse to pack something that does not read back (checksums, schemas)
     if dest.exists():
         raise RecordingError("already exists; choose another output file", source=str(dest))
-    files = sorted(p for p in src.rglob("*") if p.is_file() and not p.name.endswith(".tmp"))
+    files = sorted(p for p in src.rglob("*") if p.is_file() and not any(x.endswith(".tmp") for x in p.parts))
     files.sort(key=lambda p: p.name != fmt.MANIFEST)
+    index: dict[str, dict[str, int]] = {}
     fd = fmt.open_private(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-    with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for path in files:
-            info = tar.gettarinfo(str(path), arcname=path.relative_to(src).as_posix())
-            info.uid = info.gid = 0
-            info.uname = info.gname = ""
-            info.mode = fmt.FILE_MODE
-            with path.open("rb") as fh:
-                tar.addfile(info, fh)
+    try:
+        with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            for path in files:
+                arcname = path.relative_to(src).as_posix()
+                info = _info(tar.gettarinfo(str(path), arcname=arcname))
+                with path.open("rb") as fh:
+                    hashed = _Hashing(fh)
+                    tar.addfile(info, hashed)
+                if hashed.size != info.size:
+                    raise RecordingError("changed while it was being packed", source=str(path))
+                index[arcname] = {"bytes": hashed.size, "crc32": hashed.crc}
+            body = orjson.dumps(
+                {"format": PACK_FORMAT, "count": len(index), "files": index},
+                option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS,
+            )
+            info = _info(tarfile.TarInfo(INDEX))
+            info.size = len(body)
+            tar.addfile(info, io.BytesIO(body))
+            raw.flush()
+            os.fsync(raw.fileno())
+    except BaseException as exc:
+        dest.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise RecordingError(f"could not write the pack file ({exc.strerror})", source=str(dest)) from None
+        raise
     return dest.stat().st_size
 
 
-def unpack(src: Path, dest: Path) -> int:
-    """Extract a packed recording into a new directory ``dest``; returns the file count."""
-    if dest.exists() and any(dest.iterdir()):
-        raise RecordingError("already exists and is not empty", source=str(dest))
+def _info(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    info.mode = fmt.FILE_MODE
+    return info
+
+
+def unpack(src: Path, dest: Path) -> Unpacked:
+    """Extract a packed recording into a new directory ``dest`` once it is known complete."""
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise RecordingError("already exists and is not an empty directory", source=str(dest))
+    missing = dest.parent
+    while not missing.parent.exists():
+        missing = missing.parent
+    created_parent = None if dest.parent.exists() else missing
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".unpacking", dir=dest.parent))
+    try:
+        result = _extract(src, tmp)
+        _check_complete(src, tmp, result)
+        os.chmod(tmp, fmt.DIR_MODE)
+        os.replace(tmp, dest)
+        fmt.fsync_dir(dest.parent)
+    except BaseException:
+        fmt.remove_tree(tmp)
+        if created_parent is not None:
+            fmt.remove_tree(created_parent)
+        raise
+    return result
+
+
+def _extract(src: Path, dest: Path) -> Unpacked:
     try:
         tar = tarfile.open(src, mode="r:*")  # noqa: SIM115 - closed by the with below
     except (OSError, tarfile.TarError) as exc:
         raise RecordingError(f"not a packed recording ({exc})", source=str(src)) from None
-    count = 0
+    result = Unpacked(0)
+    index: dict[str, tuple[int, int]] | None = None
+    seen: dict[str, tuple[int, int]] = {}
     with tar:
-        members = tar.getmembers()
-        names = {m.name for m in members}
-        if fmt.MANIFEST not in names:
-            raise RecordingError("not a packed recording (no manifest.json inside)", source=str(src))
-        fmt.make_private_dir(dest)
-        for m in members:
-            rel = PurePosixPath(m.name)
-            if rel.is_absolute() or ".." in rel.parts or not (m.isfile() or m.isdir()):
-                raise RecordingError("unsafe entry (absolute path, '..' or link)", source=str(src), field=m.name)
-            target = dest.joinpath(*rel.parts)
-            if m.isdir():
-                fmt.make_private_dir(target)
-                continue
-            fmt.make_private_dir(target.parent)
-            fh = tar.extractfile(m)
-            if fh is None:
-                continue
-            fd = fmt.open_private(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-            with os.fdopen(fd, "wb") as out:
-                while chunk := fh.read(1 << 20):
-                    out.write(chunk)
-            count += 1
-    open_recording(dest)
-    return count
+        try:
+            members = tar.getmembers()
+            names = [m.name for m in members]
+            if fmt.MANIFEST not in names:
+                raise RecordingError("not a packed recording (no manifest.json inside)", source=str(src))
+            for m in members:
+                rel = PurePosixPath(m.name)
+                if rel.is_absolute() or ".." in rel.parts or not (m.isfile() or m.isdir()):
+                    raise RecordingError("unsafe entry (absolute path, '..' or link)", source=str(src), field=m.name)
+                if m.name == INDEX:
+                    index = _read_index(tar, m, src)
+                    continue
+                target = dest.joinpath(*rel.parts)
+                if m.isdir():
+                    fmt.make_private_dir(target)
+                    continue
+                fmt.make_private_dir(target.parent)
+                fh = tar.extractfile(m)
+                if fh is None:
+                    continue
+                crc, size = 0, 0
+                fd = fmt.open_private(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+                with os.fdopen(fd, "wb") as out:
+                    while chunk := fh.read(1 << 20):
+                        crc, size = zlib.crc32(chunk, crc), size + len(chunk)
+                        out.write(chunk)
+                seen[m.name] = (size, crc)
+                result.files += 1
+        except (tarfile.TarError, EOFError) as exc:
+            raise RecordingError(
+                f"incomplete or damaged pack file ({exc}); was the download or copy cut short?", source=str(src)
+            ) from None
+        except OSError as exc:
+            raise RecordingError(f"could not unpack ({exc.strerror})", source=str(dest)) from None
+    if index is None:
+        result.notes.append(
+            f"{src.name} has no {INDEX} (packed by an evictlens before schema v2): checked by opening it "
+            "and, when finalized, by its manifest counts"
+        )
+        return result
+    if names[-1] != INDEX:
+        raise RecordingError(f"damaged pack file: {INDEX} is not the last entry", source=str(src))
+    for name, (size, crc) in sorted(index.items()):
+        if name not in seen:
+            raise RecordingError(f"incomplete pack file: {name} is listed in {INDEX} but missing", source=str(src))
+        if seen[name] != (size, crc):
+            got = seen[name]
+            raise RecordingError(
+                f"damaged pack file: {name} has {got[0]} bytes, CRC-32 {got[1]:08x}; "
+                f"{INDEX} says {size} bytes, {crc:08x}",
+                source=str(src),
+            )
+    extra = sorted(set(seen) - set(index))
+    if extra:
+        raise RecordingError(f"damaged pack file: {extra[0]} is not listed in {INDEX}", source=str(src))
+    return result
+
+
+def _read_index(tar: tarfile.TarFile, member: tarfile.TarInfo, src: Path) -> dict[str, tuple[int, int]]:
+    fh = tar.extractfile(member)
+    try:
+        obj = orjson.loads(fh.read() if fh is not None else b"")
+        if obj.get("format") != PACK_FORMAT or obj.get("count") != len(obj["files"]):
+            raise ValueError("format or count does not match")
+        return {name: (int(v["bytes"]), int(v["crc32"])) for name, v in obj["files"].items()}
+    except (orjson.JSONDecodeError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise RecordingError(f"damaged {INDEX} ({exc})", source=str(src)) from None
+
+
+def _check_complete(src: Path, root: Path, result: Unpacked) -> None:
+    """The unpacked recording opens (part checksums) and, if finalized, holds what its manifest counts."""
+    try:
+        rec = open_recording(root)
+    except RecordingError as exc:
+        problem = exc.problem
+        where = f"{exc.source}: " if exc.source else ""
+        where = where.replace(str(root) + os.sep, "").replace(str(root), "")
+        raise RecordingError(f"unpacks to a damaged recording ({where}{problem})", source=str(src)) from None
+    if not rec.manifest.finalized:
+        result.notes.extend(rec.notes)
+        return
+    counts = rec.count_rows()
+    for key, value in sorted(counts.items()):
+        expected = rec.manifest.counts.get(key)
+        if expected is not None and expected != value:
+            raise RecordingError(
+                f"incomplete recording inside: manifest.json counts {expected} {key}, the files hold {value}",
+                source=str(src),
+            )

@@ -4,10 +4,17 @@ The replay engine asks for Summary-shaped dicts per node and tick (fed to
 ``replay.kubelet.api.parse_summary``) and for the pods, node object and /configz in force at
 a time; analysts get polars LazyFrames over each table.  A recording whose recorder was
 killed reads back up to its last finished tick: a torn journal frame is simply not there.
+
+Every part is checked against its ``checksums.json`` when the recording is opened (schema v2;
+v1 parts have none and are only checked by decoding), so damage is one error naming the file
+instead of whatever polars decodes.  ``skip_bad=True`` leaves damaged parts and journal frames
+out instead, listing them in :attr:`Recording.skipped`.
 """
 
 from __future__ import annotations
 
+import struct
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -19,7 +26,7 @@ import polars as pl
 
 from . import format as fmt
 from .errors import RecordingError
-from .journal import read_frames
+from .journal import MAGIC
 from .schema import ALL_SCHEMAS, CONTAINER_STATS, NODE_STATS, POD_STATS, SERIES, VOLUME_STATS, validate_schema
 from .summary_codec import EPOCH, decode, parse_time
 from .writer import frame_from_columns
@@ -43,37 +50,167 @@ def to_micros(at: TimeLike) -> int:
     return at
 
 
+_FRAME_HEADER = struct.Struct("<4sII")  # journal.py's frame header: magic, length, crc32(payload)
+
+
+@dataclass
+class SegmentRead:
+    """What :func:`read_segment` found in one journal segment."""
+
+    payloads: list[dict[str, Any]]
+    valid_end: int
+    """Offset just past the last intact frame (where a torn tail starts)."""
+    torn: int
+    """Bytes of torn tail ignored (0 when the segment ends cleanly)."""
+    skipped: list[str]
+
+
+def _frame_at(data: bytes, pos: int) -> tuple[int, dict[str, Any] | None, str]:
+    """(end, payload, problem) of the frame at ``pos``; payload None when it is not intact."""
+    if pos + _FRAME_HEADER.size > len(data):
+        return len(data), None, "short frame header"
+    magic, length, crc = _FRAME_HEADER.unpack_from(data, pos)
+    start = pos + _FRAME_HEADER.size
+    if magic != MAGIC:
+        return start, None, "bad frame magic"
+    body = data[start : start + length]
+    if len(body) != length:
+        return len(data), None, f"frame of {length} bytes cut short at {len(body)}"
+    if zlib.crc32(body) != crc:
+        return start + length, None, "frame checksum mismatch"
+    try:
+        payload = orjson.loads(zlib.decompress(body))
+    except (zlib.error, orjson.JSONDecodeError):
+        return start + length, None, "frame does not decompress"
+    if not isinstance(payload, dict):
+        return start + length, None, "frame is not a JSON object"
+    return start + length, payload, ""
+
+
+def _next_intact(data: bytes, pos: int) -> int | None:
+    while (found := data.find(MAGIC, pos)) >= 0:
+        if _frame_at(data, found)[1] is not None:
+            return found
+        pos = found + 1
+    return None
+
+
+def read_segment(path: Path, *, last: bool, skip_bad: bool) -> SegmentRead:
+    """Read every intact frame of one journal segment, telling crash residue from damage.
+
+    A damaged stretch with no intact frame after it, in the segment the recorder was
+    appending to (``last``), is a torn tail: the tick being written when it stopped. A
+    damaged frame followed by intact ones, or damage at the end of a segment the writer had
+    already closed, is corruption: a :class:`RecordingError` naming the segment and byte
+    offset, or, with ``skip_bad``, left out and listed in ``skipped``.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise RecordingError(f"cannot read journal segment ({exc.strerror})", source=str(path)) from None
+    out = SegmentRead([], 0, 0, [])
+    pos = 0
+    while pos < len(data):
+        end, payload, problem = _frame_at(data, pos)
+        if payload is not None:
+            out.payloads.append(payload)
+            pos = out.valid_end = end
+            continue
+        resume = _next_intact(data, pos + 1)
+        if resume is None and last:
+            out.torn = len(data) - pos
+            break
+        what = f"damaged journal frame at byte {pos} ({problem})"
+        what += "; intact frames follow it" if resume is not None else " at the end of a closed segment"
+        if not skip_bad:
+            raise RecordingError(f"{what}; pass --skip-bad to read around it", source=str(path))
+        lost = (resume if resume is not None else len(data)) - pos
+        out.skipped.append(f"{path}: {what}: {lost} bytes skipped")
+        if resume is None:
+            break
+        pos = resume
+    return out
+
+
+def _check_part(part: Path, *, required: bool) -> dict[str, Path]:
+    """A part's Parquet files by table, after their checksums and schemas are checked."""
+    fmt.verify_part(part, required=required, source=str(part))
+    found: dict[str, Path] = {}
+    for name in ALL_SCHEMAS:
+        f = part / f"{name}.parquet"
+        if f.exists():
+            try:
+                schema = pl.Schema(pl.read_parquet_schema(f))
+            except (OSError, pl.exceptions.PolarsError) as exc:
+                raise RecordingError(
+                    f"unreadable Parquet file, truncated or corrupted ({_one_line(exc)})", source=str(f)
+                ) from None
+            validate_schema(name, schema, source=str(f))
+            found[name] = f
+    return found
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
 class Recording:
     """A read-only view of one recording directory."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, skip_bad: bool = False) -> None:
         self.root = root
+        self.skip_bad = skip_bad
+        self.skipped: list[str] = []
+        """What ``skip_bad`` left out, one line each: a damaged part, journal frame or empty node."""
+        self.notes: list[str] = []
+        """How much was read when it is not everything: a torn journal tail, an unfinalized recording."""
         mpath = root / fmt.MANIFEST
         if not mpath.is_file():
             raise RecordingError("not a recording directory (no manifest.json)", source=str(root))
         self.manifest = fmt.Manifest.from_json(mpath.read_bytes(), source=str(mpath))
         self._files: dict[str, list[Path]] = {name: [] for name in ALL_SCHEMAS}
         covered: set[int] = set()
+        self.parts: list[Path] = []
         for first, last, part in fmt.list_parts(root):
-            covered.update(range(first, last + 1))
-            for name in ALL_SCHEMAS:
-                f = part / f"{name}.parquet"
-                if f.exists():
-                    try:
-                        validate_schema(name, pl.Schema(pl.read_parquet_schema(f)), source=str(f))
-                    except OSError as exc:
-                        raise RecordingError(f"unreadable Parquet file ({exc})", source=str(f)) from None
-                    self._files[name].append(f)
-        journal: dict[str, list[pl.DataFrame]] = {}
-        for seq, path in fmt.list_segments(root):
-            if seq in covered:
+            covered.update(range(first, last + 1))  # a skipped part's segments were deleted when it was written
+            try:
+                found = _check_part(part, required=self.manifest.schema_version >= 2)
+            except RecordingError as exc:
+                if not skip_bad:
+                    raise
+                self.skipped.append(f"{exc.one_line()} (whole part skipped)")
                 continue
-            for _end, payload in read_frames(path):
-                for name, cols in payload.get("tables", {}).items():
+            self.parts.append(part)
+            for name, f in found.items():
+                self._files[name].append(f)
+        journal: dict[str, list[pl.DataFrame]] = {}
+        segments = [(seq, path) for seq, path in fmt.list_segments(root) if seq not in covered]
+        self.journal_frames = 0
+        for i, (_seq, path) in enumerate(segments):
+            # v1 writers left a torn tail in place when --append started a new segment
+            last = i == len(segments) - 1 or self.manifest.schema_version < 2
+            read = read_segment(path, last=last, skip_bad=skip_bad)
+            self.skipped.extend(read.skipped)
+            if read.torn:
+                self.notes.append(
+                    f"torn journal tail ignored: {path.name} ends in {read.torn} bytes of a partly written frame "
+                    "(the tick being written when the recorder stopped)"
+                )
+            self.journal_frames += len(read.payloads)
+            for payload in read.payloads:
+                for name, cols in (payload.get("tables") or {}).items():
                     if name in ALL_SCHEMAS:
                         journal.setdefault(name, []).append(frame_from_columns(name, cols))
         self._journal = {name: pl.concat(frames) for name, frames in journal.items()}
         self._cache: dict[str, pl.DataFrame] = {}
+        if not self.manifest.finalized:
+            top = self._table("ticks")["tick"].cast(pl.Int64).max()
+            self.notes.append(
+                f"unfinalized recording (its recorder or import stopped before finishing): read up to the last "
+                f"finished tick {top!s}"
+                if top is not None
+                else "unfinalized recording with no finished tick"
+            )
 
     # -- tables ---------------------------------------------------------------------------
     def scan(self, name: str) -> pl.LazyFrame:
@@ -109,8 +246,72 @@ class Recording:
 
     def _table(self, name: str) -> pl.DataFrame:
         if name not in self._cache:
-            self._cache[name] = self.scan(name).collect()
+            self._cache[name] = self._collect(name, self.scan(name))
         return self._cache[name]
+
+    def _collect(self, name: str, frame: pl.LazyFrame) -> pl.DataFrame:
+        """Collect a query over one table; a file that does not decode is a one-line error."""
+        try:
+            return frame.collect()
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            files = ", ".join(str(f) for f in self._files[name]) or f"the journal of {self.root}"
+            raise RecordingError(
+                f"table {name} does not decode ({_one_line(exc)}); run evictlens info --verify to find the file",
+                source=files,
+            ) from None
+
+    def verify(self) -> dict[str, int]:
+        """Decode every Parquet file on its own (checksums were checked on open); for ``info --verify``."""
+        count = 0
+        for name, files in self._files.items():
+            for f in files:
+                try:
+                    df = pl.read_parquet(f)
+                except (OSError, pl.exceptions.PolarsError) as exc:
+                    raise RecordingError(f"does not decode ({_one_line(exc)})", source=str(f)) from None
+                validate_schema(name, df.schema, source=str(f))
+                count += 1
+        return {"parts": len(self.parts), "files": count, "journal_frames": self.journal_frames}
+
+    def time_range(self) -> tuple[int | None, int | None]:
+        """First and last tick time in microseconds since the epoch (None without ticks)."""
+        times = self._table("ticks")["time"]
+        if times.is_empty():
+            return None, None
+        first, last = times.min(), times.max()
+        assert isinstance(first, datetime) and isinstance(last, datetime)
+        return to_micros(first), to_micros(last)
+
+    def check_replayable(self, nodes: list[str] | None = None) -> list[str]:
+        """The nodes (all, or those asked for) that hold at least one summary.
+
+        A recording with no ticks, or a node with no data (never polled, or every tick a
+        gap), is a :class:`RecordingError`; with ``skip_bad`` an empty node is listed in
+        :attr:`skipped` instead, and only a recording with no usable node at all is an error.
+        """
+        ticks = self._table("ticks")
+        if ticks.is_empty():
+            raise RecordingError(
+                "the recording has no ticks (no Summary API response); nothing to replay", source=str(self.root)
+            )
+        with_data = set(self._table(NODE_STATS.name)["node"].unique().drop_nulls().to_list())
+        usable = []
+        for node in nodes or self.nodes():
+            if node in with_data:
+                usable.append(node)
+                continue
+            mine = ticks.filter(pl.col("node") == node)
+            if mine.is_empty():
+                why = f"node {node} has no ticks in this recording"
+            else:
+                error = str(mine["error"].drop_nulls().first())
+                why = f"node {node} has no data: all {mine.height} of its ticks are gaps (first: {error})"
+            if not self.skip_bad:
+                raise RecordingError(why, source=str(self.root))
+            self.skipped.append(f"{self.root}: {why}")
+        if not usable:
+            raise RecordingError("no node of the recording has any data", source=str(self.root))
+        return usable
 
     # -- ticks and summaries ----------------------------------------------------------------
     def nodes(self) -> list[str]:
@@ -191,14 +392,14 @@ class Recording:
             "ticks": ticks["tick"].n_unique(),
             "nodes": ticks["node"].n_unique(),
             "gaps": int((~ticks["ok"]).sum()),
-            "objects": self.scan("objects").select(pl.len()).collect().item(),
-            "evictions": self.scan("evictions").select(pl.len()).collect().item(),
+            "objects": self._collect("objects", self.scan("objects").select(pl.len())).item(),
+            "evictions": self._collect("evictions", self.scan("evictions").select(pl.len())).item(),
         }
         metric = 0
         for table in SERIES:
             values = [c for c, _k, kind, _g in table.columns() if kind == "u64"]
             frame = self.scan(table.name).select([pl.len().alias("_n"), *(pl.col(c).count() for c in values)])
-            row = frame.collect().row(0)
+            row = self._collect(table.name, frame).row(0)
             counts[table.name.replace("_stats", "_samples")] = int(row[0])
             metric += sum(int(v) for v in row[1:])
         counts["metric_samples"] = metric
@@ -208,5 +409,6 @@ class Recording:
         return sum(f.stat().st_size for f in self.root.rglob("*") if f.is_file())
 
 
-def open_recording(path: str | Path) -> Recording:
-    return Recording(Path(path))
+def open_recording(path: str | Path, *, skip_bad: bool = False) -> Recording:
+    """Open a recording; ``skip_bad`` reads around damaged parts and journal frames (see ``skipped``)."""
+    return Recording(Path(path), skip_bad=skip_bad)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ import polars as pl
 
 from . import format as fmt
 from .errors import RecordingError
-from .journal import JournalWriter, read_frames
+from .journal import JournalWriter
 from .redact import REDACTORS
 from .schema import ALL_SCHEMAS, SERIES, SORT_KEYS, TIME
 from .summary_codec import Columns, empty_columns, encode, parse_time
@@ -117,6 +117,10 @@ class RecordingWriter:
         self._last_hash: dict[tuple[str, str], bytes] = {}
         self.next_tick = 0
         self.ticks_written = 0
+        self.last_tick: int | None = None  # the last tick made durable (journal or part)
+        self.fold_every, self.fold_rows = FOLD_EVERY_TICKS, FOLD_ROWS
+        if root.exists() and not root.is_dir():
+            raise RecordingError("exists and is not a directory; choose a new directory", source=str(root))
         existing = (root / fmt.MANIFEST).exists()
         if existing and not append:
             raise RecordingError("already holds a recording; pass --append to add to it", source=str(root))
@@ -144,30 +148,61 @@ class RecordingWriter:
     def _recover(self) -> None:
         """Re-open after a crash or for --append: adopt the journal tail, continue the ticks."""
         old = fmt.Manifest.from_json((self.root / fmt.MANIFEST).read_bytes(), source=str(self.root / fmt.MANIFEST))
+        from .reader import read_segment  # local: the reader imports this module's helpers
+
         old.options = {**old.options, **self.manifest.options}
         old.finalized = False
-        self.manifest = old
         for p in (self.root / fmt.PARTS_DIR).iterdir():
             if p.name.endswith(".tmp"):
                 fmt.remove_quietly(p)
-        covered = {s for first, last, _ in fmt.list_parts(self.root) for s in range(first, last + 1)}
+        parts = fmt.list_parts(self.root)
+        for _f, _l, path in parts:  # never build on a damaged part (nor re-checksum one)
+            fmt.verify_part(path, required=old.schema_version >= 2, source=str(path))
+        if old.schema_version < fmt.SCHEMA_VERSION:
+            self._upgrade(old, parts)
+        self.manifest = old
+        covered = {s for first, last, _ in parts for s in range(first, last + 1)}
         last_tick = -1
-        for _f, _l, path in fmt.list_parts(self.root):
+        for _f, _l, path in parts:
             ticks = path / "ticks.parquet"
             if ticks.exists():
                 top = pl.scan_parquet(ticks).select(pl.col("tick").max()).collect().item()
                 last_tick = max(last_tick, -1 if top is None else int(top))
-        for seq, path in fmt.list_segments(self.root):
+        segments = fmt.list_segments(self.root)
+        for seq, path in segments:
             if seq in covered:
                 fmt.remove_quietly(path)
                 continue
             if self._first_unfolded is None:
                 self._first_unfolded = seq
-            for _end, payload in read_frames(path):
+            # a torn tail is crash residue; a frame damaged in the middle refuses the append
+            read = read_segment(path, last=seq == segments[-1][0], skip_bad=False)
+            for payload in read.payloads:
                 self._adopt(payload)
                 if payload.get("tick") is not None:
                     last_tick = max(last_tick, int(payload["tick"]))
         self.next_tick = last_tick + 1
+        self.last_tick = last_tick if last_tick >= 0 else None
+
+    def _upgrade(self, old: fmt.Manifest, parts: list[tuple[int, int, Path]]) -> None:
+        """Appending to a schema-v1 recording: decode each v1 part fully, then give it checksums.
+
+        Only a part that decodes completely gets a checksum, so a damaged v1 part is never
+        blessed; the manifest says v2 only once every part has its checksums.json.
+        """
+        for _f, _l, part in parts:
+            if (part / fmt.CHECKSUMS).exists():
+                continue
+            for f in sorted(part.glob("*.parquet")):
+                try:
+                    pl.read_parquet(f)
+                except (OSError, pl.exceptions.PolarsError) as exc:
+                    raise RecordingError(
+                        f"cannot upgrade a damaged schema-v1 part ({' '.join(str(exc).split())})", source=str(f)
+                    ) from None
+            fmt.write_checksums(part)
+            fmt.fsync_dir(part)
+        old.schema_version = fmt.SCHEMA_VERSION
 
     def _adopt(self, payload: Mapping[str, Any]) -> None:
         for name, cols in payload.get("tables", {}).items():
@@ -190,12 +225,13 @@ class RecordingWriter:
                 tables[name][col].extend(values)
         payload = {"tick": tick.index, "time": tick.time, "tables": _nonempty(tables)}
         written = self._journal.append(payload)
+        self.last_tick = tick.index
         self._loose = _empty_tables()
         self._adopt(payload)
         self._pending_ticks += 1
         self.ticks_written += 1
         self.manifest.end_time = _iso(tick.time)
-        if self._pending_ticks >= FOLD_EVERY_TICKS or self._pending_rows >= FOLD_ROWS:
+        if self._pending_ticks >= self.fold_every or self._pending_rows >= self.fold_rows:
             self.fold()
         return written
 
@@ -303,22 +339,11 @@ class RecordingWriter:
         self._segment += 1
         self._journal = JournalWriter(self.root / fmt.JOURNAL_DIR / fmt.segment_name(self._segment))
         final = self.root / fmt.PARTS_DIR / fmt.part_name(first, last)
-        tmp = final.with_name(final.name + ".tmp")
-        fmt.remove_quietly(tmp)
-        fmt.make_private_dir(tmp)
-        try:
-            for name, frames in self._pending.items():
-                df = pl.concat(frames, how="vertical").sort(list(SORT_KEYS[name]), nulls_last=True)
-                _write_parquet(df, tmp / f"{name}.parquet")
-            fmt.fsync_dir(tmp)
-            os.replace(tmp, final)
-            fmt.fsync_dir(final.parent)
-        except OSError as exc:
-            fmt.remove_quietly(tmp)
-            raise RecordingError(
-                f"could not write Parquet part ({exc.strerror}); the journal still holds every tick",
-                source=str(final),
-            ) from None
+        tables = {
+            name: pl.concat(frames, how="vertical").sort(list(SORT_KEYS[name]), nulls_last=True)
+            for name, frames in self._pending.items()
+        }
+        self._publish(final, tables, after="the journal still holds every tick")
         for seq in range(first, last + 1):
             fmt.remove_quietly(self.root / fmt.JOURNAL_DIR / fmt.segment_name(seq))
         self._pending, self._pending_rows, self._pending_ticks = {}, 0, 0
@@ -333,19 +358,60 @@ class RecordingWriter:
             return
         first, last = parts[0][0], parts[-1][1]
         final = self.root / fmt.PARTS_DIR / fmt.part_name(first, last)
-        tmp = final.with_name(final.name + ".tmp")
-        fmt.make_private_dir(tmp)
-        names = {f.stem for _, _, p in parts for f in p.glob("*.parquet")}
-        for name in sorted(names):
+        for _f, _l, path in parts:  # a damaged part must not come back with a fresh checksum
+            fmt.verify_part(path, required=self.manifest.schema_version >= 2, source=str(path))
+        names = sorted({f.stem for _, _, p in parts for f in p.glob("*.parquet")})
+
+        def merged(name: str) -> pl.DataFrame:
             files = [p / f"{name}.parquet" for _, _, p in parts if (p / f"{name}.parquet").exists()]
-            df = pl.concat([pl.read_parquet(f) for f in files]).sort(list(SORT_KEYS[name]), nulls_last=True)
-            _write_parquet(df, tmp / f"{name}.parquet")
-        fmt.fsync_dir(tmp)
-        os.replace(tmp, final)
-        fmt.fsync_dir(final.parent)
+            return pl.concat([pl.read_parquet(f) for f in files]).sort(list(SORT_KEYS[name]), nulls_last=True)
+
+        self._publish(final, {name: merged for name in names}, after="the parts written so far hold every tick")
         for _f, _l, path in parts:
             if path != final:
                 fmt.remove_quietly(path)
+
+    def _publish(
+        self,
+        final: Path,
+        tables: Mapping[str, pl.DataFrame | Callable[[str], pl.DataFrame]],
+        *,
+        after: str,
+    ) -> None:
+        """Write a part under ``NAME.tmp`` with its checksums, fsync, and rename it into place.
+
+        Any failure (disk full, quota, ``RLIMIT_FSIZE``, or polars wrapping one of those)
+        removes the ``.tmp`` directory and becomes the recorder's clean stop: a
+        :class:`RecordingError` saying up to which tick the recording is valid.
+        """
+        tmp = final.with_name(final.name + ".tmp")
+        try:
+            fmt.remove_quietly(tmp)
+            fmt.make_private_dir(tmp)
+            for name, table in tables.items():
+                df = table(name) if callable(table) else table
+                _write_parquet(df, tmp / f"{name}.parquet")
+            fmt.write_checksums(tmp)
+            fmt.fsync_dir(tmp)
+            os.replace(tmp, final)
+            fmt.fsync_dir(final.parent)
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            fmt.remove_tree(tmp)
+            self._write_manifest_best_effort()
+            reason = " ".join(str(exc).split()) if not isinstance(exc, OSError) else exc.strerror
+            problem = "disk full" if fmt.is_out_of_space(exc) else "write failed"
+            upto = f"tick {self.last_tick}" if self.last_tick is not None else "its start (no tick was recorded)"
+            raise RecordingError(
+                f"{problem} while writing a Parquet part ({reason}); the recording is valid up to {upto}: {after}",
+                source=str(final),
+            ) from None
+
+    def _write_manifest_best_effort(self) -> None:
+        """After a failed part write: keep end_time on disk if the manifest still fits."""
+        try:
+            self.write_manifest()
+        except OSError:
+            fmt.remove_quietly(self.root / (fmt.MANIFEST + ".tmp"))
 
     def write_manifest(self) -> None:
         fmt.write_atomic(self.root / fmt.MANIFEST, self.manifest.to_json())
@@ -361,6 +427,9 @@ class RecordingWriter:
 
         rec = open_recording(self.root)
         self.manifest.counts = rec.count_rows() | (counts or {})
+        first, last = rec.time_range()
+        if first is not None and last is not None:  # the data's range, not the command's wall clock
+            self.manifest.start_time, self.manifest.end_time = _iso(first), _iso(last)
         self.manifest.end_time = self.manifest.end_time or _iso(now_micros())
         self.manifest.finalized = True
         self.write_manifest()
@@ -371,13 +440,13 @@ class RecordingWriter:
 
 
 def _write_parquet(df: pl.DataFrame, path: Path) -> None:
-    df.write_parquet(path, compression="zstd", compression_level=9, statistics=True)
-    os.chmod(path, fmt.FILE_MODE)
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    """Create the file 0600 first and let polars write into it: never readable by others,
+    not even for the moment between polars creating it and a chmod."""
+    fd = fmt.open_private(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    with os.fdopen(fd, "wb") as fh:
+        df.write_parquet(fh, compression="zstd", compression_level=9, statistics=True)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def _nonempty(tables: dict[str, Columns]) -> dict[str, Columns]:

@@ -72,7 +72,7 @@ def test_import_events_keeps_evicted_ground_truth(tmp_path: Path) -> None:
     }
     f = tmp_path / "events.json"
     f.write_text(json.dumps({"kind": "EventList", "apiVersion": "v1", "items": [event]}))
-    res = run_cli("import", str(f), "-o", str(tmp_path / "rec"))
+    res = run_cli("import", str(V135 / "summary"), str(f), "-o", str(tmp_path / "rec"))
     assert res.returncode == 0, res.stderr
     rec = open_recording(tmp_path / "rec")
     (ev,) = rec.evictions()
@@ -110,7 +110,7 @@ def test_info_prints_manifest_and_counts(tmp_path: Path) -> None:
     res = run_cli("info", str(tmp_path / "rec"), "--json")
     assert res.returncode == 0, res.stderr
     info = json.loads(res.stdout)
-    assert info["manifest"]["schema_version"] == 1 and info["counts"]["pod_samples"] == 17
+    assert info["manifest"]["schema_version"] == 2 and info["counts"]["pod_samples"] == 17
     assert info["counts"]["metric_samples"] > 0 and info["bytes_on_disk"] > 0
     text = run_cli("info", str(tmp_path / "rec")).stdout
     assert "finalized" in text and "pod_samples" in text
