@@ -1,15 +1,13 @@
 """Command-line subcommands ``record``, ``import``, ``pack``, ``unpack`` and ``info``.
 
-``replay.cli`` mounts them with :func:`add_subcommands`; ``python -m recordings.cli`` runs
-them standalone.  Every failure ends as exit code ≠ 0 and one line on stderr naming the
-file, field or flag and what was expected — the handlers catch errors themselves so the
-host CLI needs no knowledge of :class:`RecordingError`.
+``replay.cli`` mounts them (one ``add_*_parser`` per command, so it builds only the one it
+runs); ``python -m recordings.cli`` runs them standalone.  Errors are not caught here: both
+hosts end every command at the one CLI edge, :func:`recordings.cli_edge.run_command`.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -17,32 +15,14 @@ from typing import Any
 
 import orjson
 
-from .errors import RecordingError
+from .cli_edge import OneLineParser, SubParsers, add_debug_argument, run_command
 
 Handler = Callable[[argparse.Namespace], int]
-EXIT_BAD_INPUT = 2
-EXIT_FAILED = 1
 
 
 def guarded(fn: Handler) -> Handler:
-    """Turn every error into one line on stderr and an exit code."""
-
-    @functools.wraps(fn)
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return fn(args)
-        except RecordingError as exc:
-            print(f"evictlens {args.command}: {exc.one_line()}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        except KeyboardInterrupt:
-            print(f"evictlens {args.command}: interrupted", file=sys.stderr)
-            return 130
-        except Exception as exc:  # the CLI edge: never a traceback
-            text = " ".join(str(exc).split()) or type(exc).__name__
-            print(f"evictlens {args.command}: internal error: {type(exc).__name__}: {text}", file=sys.stderr)
-            return EXIT_FAILED
-
-    return run
+    """Kept only until the decorators go: errors end at :func:`recordings.cli_edge.run_command`."""
+    return fn
 
 
 @guarded
@@ -163,38 +143,73 @@ def cmd_record(args: argparse.Namespace) -> int:
     return run_record(args)
 
 
-def add_subcommands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    rec = subparsers.add_parser("record", help="record a live cluster into a recording directory")
+def add_record_parser(subparsers: SubParsers) -> None:
+    rec = subparsers.add_parser(
+        "record",
+        help="record a live cluster into a recording directory",
+        description="Poll every node's Summary API (and list/watch pods, nodes and events) into a crash-safe "
+        "recording until Ctrl-C or --duration. Credentials come from --kubeconfig/--context as with kubectl. "
+        "Example: %(prog)s -o rec --interval 10s --duration 1h",
+    )
     from .recorder.options import add_record_arguments
 
     add_record_arguments(rec)
     rec.set_defaults(func=cmd_record, command="record")
 
-    imp = subparsers.add_parser("import", help="build a recording from kubectl / kubelet JSON files")
+
+def add_import_parser(subparsers: SubParsers) -> None:
+    imp = subparsers.add_parser(
+        "import",
+        help="build a recording from kubectl / kubelet JSON or YAML files",
+        description="Turn files you already have (Summary API responses, pod/node/event lists, /configz) into a "
+        "recording that replay reads. Example: %(prog)s summary.json pods.json configz.json -o rec",
+    )
     imp.add_argument(
         "files",
         nargs="+",
         metavar="FILE[@TIME]",
-        help="summary, pods, nodes, events or /configz files; @TIME overrides a summary's time",
+        help="summary, pods, nodes, events or /configz files (kind recognised from the content); @TIME "
+        "(RFC 3339) sets a summary's time, e.g. summary.json@2024-05-20T10:00:00Z",
     )
-    imp.add_argument("-o", "--output", required=True, help="recording directory to create")
-    imp.add_argument("--node", help="node a /configz (or a summary without nodeName) belongs to")
-    imp.add_argument("--append", action="store_true", help="add to an existing recording")
+    imp.add_argument("-o", "--output", required=True, metavar="DIR", help="recording directory to create, e.g. rec")
+    imp.add_argument("--node", metavar="NAME",
+                     help="node a /configz (or a summary without nodeName) belongs to, e.g. kind-worker")
+    imp.add_argument("--append", action="store_true", help="add to an existing recording DIR instead of creating it")
     imp.set_defaults(func=cmd_import, command="import")
 
-    pk = subparsers.add_parser("pack", help="pack a recording directory into one file")
-    pk.add_argument("recording")
-    pk.add_argument("-o", "--output", help="output file (default: DIR.evictlens.tar)")
+
+def add_pack_parser(subparsers: SubParsers) -> None:
+    pk = subparsers.add_parser(
+        "pack",
+        help="pack a recording directory into one file",
+        description="Pack a recording into one file to attach to a bug report. Example: %(prog)s rec",
+    )
+    pk.add_argument("recording", metavar="RECORDING", help="recording directory, e.g. rec")
+    pk.add_argument("-o", "--output", metavar="FILE",
+                    help="file to write (default: RECORDING.evictlens.tar), e.g. bug-123.evictlens.tar")
     pk.set_defaults(func=cmd_pack, command="pack")
 
-    up = subparsers.add_parser("unpack", help="unpack a packed recording into a directory")
-    up.add_argument("file")
-    up.add_argument("-o", "--output", required=True, help="directory to create")
+
+def add_unpack_parser(subparsers: SubParsers) -> None:
+    up = subparsers.add_parser(
+        "unpack",
+        help="unpack a packed recording into a directory",
+        description="Unpack a file written by evictlens pack. Example: %(prog)s rec.evictlens.tar -o rec",
+    )
+    up.add_argument("file", metavar="FILE", help="a packed recording, e.g. rec.evictlens.tar")
+    up.add_argument("-o", "--output", required=True, metavar="DIR", help="directory to create, e.g. rec")
     up.set_defaults(func=cmd_unpack, command="unpack")
 
-    inf = subparsers.add_parser("info", help="print a recording's manifest and counts")
-    inf.add_argument("recording")
-    inf.add_argument("--json", action="store_true", help="machine-readable output")
+
+def add_info_parser(subparsers: SubParsers) -> None:
+    inf = subparsers.add_parser(
+        "info",
+        help="print a recording's manifest and counts",
+        description="Show what a recording holds: source, time range, kubelet versions, row counts and size. "
+        "Example: %(prog)s rec",
+    )
+    inf.add_argument("recording", metavar="RECORDING", help="recording directory, e.g. rec")
+    inf.add_argument("--json", action="store_true", help="print one JSON document (for scripts)")
     inf.add_argument(
         "--verify",
         action="store_true",
@@ -204,27 +219,35 @@ def add_subcommands(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
     inf.set_defaults(func=cmd_info, command="info")
 
 
-class _OneLineParser(argparse.ArgumentParser):
-    """argparse prints usage plus a message; keep the message to one line."""
+PARSERS: dict[str, Callable[[SubParsers], None]] = {
+    "record": add_record_parser,
+    "import": add_import_parser,
+    "pack": add_pack_parser,
+    "unpack": add_unpack_parser,
+    "info": add_info_parser,
+}
+"""Each command's parser builder, for hosts that build only the command they run."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
-        print(f"{self.prog}: {message}", file=sys.stderr)
-        raise SystemExit(EXIT_BAD_INPUT)
+
+def add_subcommands(subparsers: SubParsers) -> None:
+    """Every recordings command, with ``--debug`` on each."""
+    for name, add in PARSERS.items():
+        add(subparsers)
+        add_debug_argument(subparsers.choices[name], subcommand=True)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _OneLineParser(prog="evictlens")
-    subs: argparse._SubParsersAction[argparse.ArgumentParser] = parser.add_subparsers(
-        dest="command", required=True, parser_class=_OneLineParser
+    parser = OneLineParser(prog="evictlens", description="Record, import, pack and inspect evictlens recordings.")
+    add_debug_argument(parser)
+    subs: SubParsers = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=OneLineParser
     )
     add_subcommands(subs)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    result: int = args.func(args)
-    return result
+    return run_command(build_parser(), argv)
 
 
 if __name__ == "__main__":

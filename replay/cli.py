@@ -1,25 +1,29 @@
-"""The ``evictlens`` command: a thin argparse front over the port, the replay and the recorder.
+"""The ``evictlens`` command (and ``kubectl evictlens``): a thin argparse front over the port, the replay
+and the recorder.
 
-Every user-facing failure becomes one line on stderr and a non-zero exit status; tracebacks are
-for bugs only.
+Start-up stays cheap: ``evictlens --help`` imports no command, and a command imports only its own
+module (polars and the replay stack load only for the commands that use them). Every command ends
+at the one CLI edge, :func:`recordings.cli_edge.run_command`: exit 0 / 1 (a finding) / 2 (bad
+input), one line on stderr, a traceback only with ``--debug``.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from replay.errors import InputError
+from recordings.cli_edge import OneLineParser, SubParsers, add_debug_argument, run_command
+from recordings.errors import EXIT_FINDING, EXIT_OK
 
 
 def _cmd_conformance(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
+    from recordings.console import make_console
     from replay.conformance.runner import run_cases, summary_line
     from replay.conformance.vectors import load_cases
 
-    console = Console(highlight=False, soft_wrap=True)
+    console = make_console()
     cases = load_cases(args.paths)
     if args.kind:
         cases = [c for c in cases if c.kind in args.kind]
@@ -27,55 +31,139 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
     for result in results:
         if result.status == "failed":
             basis = f" [{result.case.expect_basis}]" if "derived" in result.case.expect_basis else ""
-            console.print(f"[red]FAIL[/red] {result.case.id} (kubelet {result.case.kubelet_version}){basis}")
+            console.print(f"[red]FAIL[/red] {result.case.id} (kubelet {result.case.kubelet_version}){basis}",
+                          soft_wrap=True)
             for failure in result.failures:
-                console.print(f"    {failure}", markup=False)
+                console.print(f"    {failure}", markup=False, soft_wrap=True)
         elif result.status == "skipped":
-            console.print(f"[yellow]SKIP[/yellow] {result.case.id}: {'; '.join(result.failures)}")
+            console.print(f"[yellow]SKIP[/yellow] {result.case.id}: {'; '.join(result.failures)}", soft_wrap=True)
         elif args.verbose:
-            console.print(f"[green]ok[/green]   {result.case.id}")
+            console.print(f"[green]ok[/green]   {result.case.id}", soft_wrap=True)
     print(summary_line(results))
-    return 1 if any(r.status == "failed" for r in results) else 0
+    return EXIT_FINDING if any(r.status == "failed" for r in results) else EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="evictlens",
-        description="Why was my pod evicted? Replay the kubelet's node-pressure eviction manager offline.",
+def _add_conformance(sub: SubParsers) -> None:
+    conf = sub.add_parser(
+        "conformance",
+        help=_COMMANDS["conformance"].summary,
+        description="Run kubelet-eviction conformance vectors (JSON files of cases with the kubelet's expected "
+        "results) through the port. Exit 0 when all pass, 1 when any fails. "
+        "Example: %(prog)s ../shared/conformance",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    conf = sub.add_parser("conformance", help="run kubelet-eviction conformance vectors through the port")
-    conf.add_argument("paths", nargs="+", help="vector files or directories")
-    conf.add_argument("--kind", action="append", help="only cases of this kind (repeatable)")
+    conf.add_argument("paths", nargs="+", metavar="PATH",
+                      help="vector files or directories of them, e.g. ../shared/conformance")
+    conf.add_argument("--kind", action="append", metavar="KIND",
+                      help="only cases of this kind (repeatable), e.g. --kind quantity --kind manager")
     conf.add_argument("-v", "--verbose", action="store_true", help="list passing cases too")
     conf.set_defaults(func=_cmd_conformance)
 
+
+def _add_explain(sub: SubParsers) -> None:
     from replay.explain import add_explain_parser
-    from replay.run import add_replay_parser
 
     add_explain_parser(sub)
+
+
+def _add_replay(sub: SubParsers) -> None:
+    from replay.run import add_replay_parser
+
     add_replay_parser(sub)
-    try:
-        from recordings.cli import add_subcommands
-    except ImportError:  # pragma: no cover - recordings is part of the same distribution
-        pass
-    else:
-        add_subcommands(sub)
+
+
+def _add_recordings(name: str) -> Callable[[SubParsers], None]:
+    def add(sub: SubParsers) -> None:
+        from recordings.cli import PARSERS
+
+        PARSERS[name](sub)
+
+    return add
+
+
+@dataclass(frozen=True)
+class _Command:
+    summary: str
+    """The line ``evictlens --help`` shows; equal to the help= its module gives (tested)."""
+    add: Callable[[SubParsers], None]
+    """Imports the command's module and adds its full parser."""
+
+
+_COMMANDS: dict[str, _Command] = {
+    "explain": _Command("what would the kubelet evict from this summary, and why", _add_explain),
+    "replay": _Command("run a recording through the eviction manager and compare with the real evictions",
+                       _add_replay),
+    "conformance": _Command("run kubelet-eviction conformance vectors through the port", _add_conformance),
+    "record": _Command("record a live cluster into a recording directory", _add_recordings("record")),
+    "import": _Command("build a recording from kubectl / kubelet JSON or YAML files", _add_recordings("import")),
+    "pack": _Command("pack a recording directory into one file", _add_recordings("pack")),
+    "unpack": _Command("unpack a packed recording into a directory", _add_recordings("unpack")),
+    "info": _Command("print a recording's manifest and counts", _add_recordings("info")),
+}
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, reading the installed version only when asked (importlib.metadata costs ~30 ms)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("evictlens")
+        except PackageNotFoundError:  # pragma: no cover - a source tree that was never installed
+            number = "unknown"
+        print(f"{parser.prog} {number}")
+        parser.exit()
+
+
+def _selected(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names (the top-level options are all flags, so it is the first word)."""
+    for arg in argv:
+        if arg == "--":
+            return None
+        if not arg.startswith("-"):
+            return arg
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None, *, prog: str = "evictlens") -> argparse.ArgumentParser:
+    """The whole parser, or (given ``argv``) only the parser of the command ``argv`` runs.
+
+    Other commands are placeholders with their one-line summary, enough for ``--help``.
+    """
+    parser = OneLineParser(
+        prog=prog,
+        description="Why was my pod evicted? Replay the kubelet's node-pressure eviction manager offline. "
+        f"Example: {prog} explain --sample kind-sidecars",
+        epilog=f"Run '{prog} COMMAND --help' for a command's options. Exit status: 0 done, 1 a finding "
+        "(e.g. conformance failures) or an unexpected error, 2 bad input.",
+    )
+    parser.add_argument("--version", action=_VersionAction)
+    add_debug_argument(parser)
+    sub: SubParsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                            parser_class=OneLineParser)
+    selected = None if argv is None else _selected(argv)
+    for name, command in _COMMANDS.items():
+        if argv is None or name == selected:
+            command.add(sub)
+            add_debug_argument(sub.choices[name], subcommand=True)
+        else:
+            sub.add_parser(name, help=command.summary, add_help=False)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args))
-    except InputError as err:
-        print(f"evictlens {args.command}: {err.one_line()}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"evictlens {args.command}: interrupted", file=sys.stderr)
-        return 130
+def main(argv: Sequence[str] | None = None, *, prog: str = "evictlens") -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    return run_command(build_parser(args, prog=prog), args)
+
+
+def kubectl_main() -> int:
+    """``kubectl-evictlens``: kubectl finds it on PATH and runs it for ``kubectl evictlens ...``."""
+    return main(prog="kubectl evictlens")
 
 
 if __name__ == "__main__":

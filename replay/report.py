@@ -9,13 +9,47 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from replay.explain import Explanation
+from recordings.console import make_console, print_table
+from replay.explain import Explanation, ObservationRow
+from replay.kubelet.duration import format_duration
 from replay.kubelet.manager import SyncResult
+from replay.kubelet.quantity import Quantity
 from replay.kubelet.ranking import RankFacts
 
 
 def _opt(value: object) -> str:
     return "—" if value is None else str(value)
+
+
+def _quantity(text: str) -> Quantity | None:
+    try:
+        return Quantity.parse(text)
+    except ValueError:
+        return None
+
+
+def _percent(part: Quantity, whole: Quantity) -> str:
+    share = 100 * part.int_value() / whole.int_value() if whole.int_value() else 0.0
+    return f"{share:.3g}%" if share < 100 else f"{share:.0f}%"
+
+
+def _with_share(available: str, capacity: str) -> str:
+    """``49Gi`` → ``49Gi (48.2%)``: the share of capacity, to set beside percentage thresholds."""
+    part, whole = _quantity(available), _quantity(capacity)
+    if part is None or whole is None or not whole.int_value():
+        return available
+    return f"{available} ({_percent(part, whole)})"
+
+
+def _threshold_quantity(row: ObservationRow, desc: str, quantity: str) -> str:
+    """A percentage threshold as its percentage and the bytes it resolves to: ``10% = 10508821455``.
+
+    The percentage is the threshold's own text, as ``Threshold.describe()`` writes it (``signal<10% (...)``).
+    """
+    value = desc.removeprefix(f"{row.signal}<").split(" ", 1)[0]
+    if desc.startswith(f"{row.signal}<") and value.endswith("%"):
+        return f"{value} = {quantity}"
+    return quantity
 
 
 def _ranking_table(title: str, facts: tuple[RankFacts, ...], evicted: str | None) -> Table:
@@ -71,10 +105,10 @@ def _verdict(console: Console, result: SyncResult, heading: str) -> None:
 
 def print_explanation(e: Explanation, console: Console | None = None) -> None:
     if console is None:
-        console = Console(highlight=False)
-        if not console.is_terminal:
-            console = Console(highlight=False, width=132)  # pipes and CI logs: do not squeeze tables to 80
+        console = make_console()
     console.print(f"[bold]node[/bold] {e.node_name or '(unnamed)'} — kubelet {e.kubelet_version} ({e.version_note})")
+    if e.moment:
+        console.print(f"moment: {e.moment}")
     console.print(f"config: {e.config_source}")
     console.print(f"{e.topology_note}")
     console.print(f"{e.pods_note}")
@@ -85,14 +119,16 @@ def print_explanation(e: Explanation, console: Console | None = None) -> None:
 
     table = Table(title="signals against thresholds", title_justify="left")
     for col in ("signal", "available", "capacity", "threshold", "threshold quantity", "met"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     for row in e.observations:
+        available = _with_share(row.available, row.capacity)
         if not row.thresholds:
-            table.add_row(row.signal, row.available, row.capacity, "—", "—", "")
+            table.add_row(row.signal, available, row.capacity, "—", "—", "")
         for i, (desc, quantity, met) in enumerate(row.thresholds):
-            table.add_row(row.signal if i == 0 else "", row.available if i == 0 else "",
-                          row.capacity if i == 0 else "", desc, quantity, "[red]MET[/red]" if met else "no")
-    console.print(table)
+            table.add_row(row.signal if i == 0 else "", available if i == 0 else "",
+                          row.capacity if i == 0 else "", desc, _threshold_quantity(row, desc, quantity),
+                          "[red]MET[/red]" if met else "no")
+    print_table(console, table)
     conditions = ", ".join(e.result.node_conditions) or "none"
     console.print(f"node conditions after this pass: {conditions}")
     _verdict(console, e.result, "verdict")
@@ -100,12 +136,38 @@ def print_explanation(e: Explanation, console: Console | None = None) -> None:
     if e.ranking:
         resource = e.result.resource_to_reclaim or ""
         signal = e.result.threshold_to_reclaim.signal if e.result.threshold_to_reclaim else ""
-        console.print(_ranking_table(f"ranking for {resource} ({signal})", e.ranking, evicted))
+        print_table(console, _ranking_table(f"ranking for {resource} ({signal})", e.ranking, evicted))
+    _print_state(console, e)
     if e.hypothetical is not None:
         _verdict(console, e.hypothetical, e.hypothetical_note)
         if e.hypothetical_ranking:
             hyp_evicted = e.hypothetical.evictions[0].pod.name if e.hypothetical.evictions else None
-            console.print(_ranking_table("ranking", e.hypothetical_ranking, hyp_evicted))
+            print_table(console, _ranking_table("ranking", e.hypothetical_ranking, hyp_evicted))
+
+
+def _print_state(console: Console, e: Explanation) -> None:
+    """What the manager carries to the next pass: streaks, grace periods running, conditions held."""
+    state = e.state
+    if state is None:
+        return
+    for desc, since in state.thresholds_first_observed:
+        console.print(f"manager: {desc} met since {since.isoformat()}", markup=False)
+    for desc, left in state.grace_remaining:
+        console.print(f"manager: {desc} waits {format_duration(left)} more for its grace period", markup=False)
+    for condition, until in state.conditions_held:
+        console.print(f"manager: {condition} held by the pressure transition period until {until.isoformat()}",
+                      markup=False)
+
+
+def _state_json(e: Explanation) -> dict[str, Any] | None:
+    if e.state is None:
+        return None
+    return {
+        "thresholds_first_observed": {d: t.isoformat() for d, t in e.state.thresholds_first_observed},
+        "grace_remaining_ns": dict(e.state.grace_remaining),
+        "conditions_last_observed": {c: t.isoformat() for c, t in e.state.conditions_last_observed},
+        "conditions_held_until": {c: t.isoformat() for c, t in e.state.conditions_held},
+    }
 
 
 def _result_json(result: SyncResult, ranking: tuple[RankFacts, ...]) -> dict[str, Any]:
@@ -165,6 +227,8 @@ def explanation_json(e: Explanation) -> str:
         "pods": e.pods_note,
         "node_object": dict(e.node_facts),
         "notes": list(e.notes),
+        "moment": e.moment or None,
+        "manager_state": _state_json(e),
         "observations": [
             {
                 "signal": row.signal,

@@ -72,7 +72,7 @@ def test_missing_file(tmp_path: Path) -> None:
     path = tmp_path / "nope.json"
     with pytest.raises(InputError) as info:
         load_document(path)
-    assert str(info.value) == f"{path}: no such file"
+    assert str(info.value) == f"{path}: cannot read file (no such file)"
 
 
 def test_directory(tmp_path: Path) -> None:

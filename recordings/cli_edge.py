@@ -1,0 +1,121 @@
+"""The one CLI edge of evictlens: how every command ends, whichever package defines it.
+
+``evictlens`` (:mod:`replay.cli`), ``kubectl evictlens`` and ``python -m recordings.cli`` all run
+their commands through :func:`run_command`, so every command ends the same way:
+
+* exit 0 (done), 1 (a finding, e.g. conformance failures; also an unexpected error) or 2 (bad
+  input: an :class:`~recordings.errors.EvictlensError`, or an argparse usage error), with one
+  line on stderr naming what is wrong;
+* an unexpected exception prints one line and "run with --debug for the traceback"; ``--debug``
+  (or ``EVICTLENS_DEBUG=1``) prints the traceback;
+* a reader that goes away (``evictlens info REC | head``) ends the command quietly, as ``kubectl``
+  does (a Go program dies of SIGPIPE: exit status 141, nothing on stderr), including the flush of
+  stdout at interpreter exit.
+
+It lives in ``recordings`` (the bottom layer) so that ``python -m recordings.cli`` needs nothing
+from ``replay``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import select
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from typing import NoReturn, TypeAlias
+
+from .errors import EXIT_BAD_INPUT, EXIT_FINDING, EvictlensError
+
+__all__ = ["EXIT_BROKEN_PIPE", "EXIT_INTERRUPTED", "OneLineParser", "SubParsers", "add_debug_argument", "run_command"]
+
+SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+_DEBUG_ENV = "EVICTLENS_DEBUG"
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse prints the usage block plus a message; a usage error here is one line and exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: {' '.join(message.split())} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def add_debug_argument(parser: argparse.ArgumentParser, *, subcommand: bool = False) -> None:
+    """``--debug`` on the top-level parser and, without overriding it, on each subcommand."""
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS if subcommand else False,
+        help=f"show the traceback of an unexpected error (or set {_DEBUG_ENV}=1)",
+    )
+
+
+def run_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
+    """Parse ``argv`` and run ``args.func(args)``; every way it can end becomes an exit status."""
+    args: argparse.Namespace | None = None
+    try:
+        args = parser.parse_args(argv)
+        func: Callable[[argparse.Namespace], int] = args.func
+        status = int(func(args))
+        sys.stdout.flush()  # a closed pipe shows here, inside the edge, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        if not _stdout_is_broken():
+            return _unexpected(parser, args)
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except EvictlensError as err:
+        _say(parser, args, err.one_line())
+        return err.exit_code
+    except KeyboardInterrupt:
+        _say(parser, args, "interrupted")
+        return EXIT_INTERRUPTED
+    except Exception:  # the CLI edge: a bug is one line unless --debug asks for the traceback
+        return _unexpected(parser, args)
+
+
+def _unexpected(parser: argparse.ArgumentParser, args: argparse.Namespace | None) -> int:
+    exc = sys.exc_info()[1]
+    assert exc is not None
+    if (args is not None and getattr(args, "debug", False)) or os.environ.get(_DEBUG_ENV, "") not in ("", "0"):
+        import traceback
+
+        traceback.print_exc()
+        return EXIT_FINDING
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    _say(parser, args, f"internal error: {type(exc).__name__}: {text} (run with --debug for the traceback)")
+    return EXIT_FINDING
+
+
+def _say(parser: argparse.ArgumentParser, args: argparse.Namespace | None, message: str) -> None:
+    command = getattr(args, "command", None)
+    prog = f"{parser.prog} {command}" if command else parser.prog
+    with contextlib.suppress(OSError):  # stderr gone too: nothing left to tell
+        print(f"{prog}: {message}", file=sys.stderr, flush=True)
+
+
+def _stdout_is_broken() -> bool:
+    """True when stdout is a pipe or socket whose reader has gone (POLLERR on the write end)."""
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        return any(event & (select.POLLERR | select.POLLHUP) for _, event in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return True  # no real stdout to check: the error can only have come from writing to it
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
