@@ -101,6 +101,16 @@ _COMMANDS: dict[str, _Command] = {
 }
 
 
+def _add_scenario(sub: SubParsers) -> None:
+    from replay.scenario_cli import add_scenario_parser
+
+    add_scenario_parser(sub)
+
+
+_COMMANDS["scenario"] = _Command(
+    "build a recording from a scenario file: node pressure reproduced without a cluster", _add_scenario)
+
+
 class _VersionAction(argparse.Action):
     """``--version``, reading the installed version only when asked (importlib.metadata costs ~30 ms)."""
 

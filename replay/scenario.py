@@ -14,26 +14,23 @@ evictions with the same messages; with another version or threshold it shows the
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from recordings.errors import RecordingError
+from recordings.errors import InputError
 from recordings.format import Manifest
 from recordings.scenarios import Scenario, ScenarioRun
 from recordings.scenarios.units import format_duration
 from recordings.summary_codec import EPOCH
 from recordings.writer import RecordingWriter
 from replay.context import active_pods
-from replay.errors import InputError
 from replay.kubelet.api import Pod, parse_pod, parse_summary
 from replay.kubelet.config import config_from_kubelet_configuration
 from replay.kubelet.manager import EvictionManager, FsTopology
 from replay.kubelet.versions import VersionProfile, profile
-
-Progress = Callable[[int], None]
 
 
 @dataclass(frozen=True)
@@ -82,7 +79,6 @@ def run_scenario(
     out: str | Path,
     *,
     feature_gates: Mapping[str, bool] | None = None,
-    progress: Progress | None = None,
 ) -> ScenarioOutcome:
     """Generate ``scenario`` closed-loop into a new recording at ``out``."""
     root = Path(out)
@@ -112,10 +108,10 @@ def run_scenario(
         "closed_loop": True,
     }
     created = not root.exists()
-    try:
-        writer = RecordingWriter(root, Manifest(source="scenario", options=options))
-    except RecordingError as err:
-        raise InputError(err.one_line(), field="-o") from None
+    if not created and (not root.is_dir() or any(root.iterdir())):
+        raise InputError("already exists and is not an empty directory; give a new directory for the recording",
+                         source=str(root), field="-o")
+    writer = RecordingWriter(root, Manifest(source="scenario", options=options))
     evictions: list[ScenarioEviction] = []
     changes: list[tuple[str, datetime, tuple[str, ...]]] = []
     last_conditions: dict[str, tuple[str, ...]] = {n.name: () for n in scenario.nodes}
@@ -156,8 +152,6 @@ def run_scenario(
                 if tuple(result.node_conditions) != last_conditions[name]:
                     last_conditions[name] = tuple(result.node_conditions)
                     changes.append((name, when, last_conditions[name]))
-            if progress is not None:
-                progress(1)
         for change in run.drain():
             writer.observe(change.kind, change.body, observed=change.observed, node=change.node)
         writer.finalize()

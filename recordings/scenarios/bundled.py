@@ -24,7 +24,7 @@ def bundled_names() -> list[str]:
 def bundled_text(name: str) -> bytes:
     files = _files()
     if name not in files:
-        raise ScenarioError(f"no bundled scenario {name!r}; bundled: {', '.join(sorted(files))}", file="--sample")
+        raise ScenarioError(f"no bundled scenario {name!r}; bundled: {', '.join(sorted(files))}", source="--sample")
     return files[name]
 
 

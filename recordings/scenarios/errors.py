@@ -6,10 +6,6 @@ from ..errors import RecordingError
 
 
 class ScenarioError(RecordingError):
-    """``sidecar.yaml: line 12: pods[0].usage.el9: no container el9 in pod alloc (has el1, el2)``."""
+    """``sidecar.yaml: line 12: pods[0].usage.el9: no container 'el9' in pod alloc (containers: el1, el2)``.
 
-    def __init__(self, problem: str, *, file: str, line: int | None = None, field: str | None = None) -> None:
-        self.file = file
-        self.line = line
-        where = f"{file}: line {line}" if line is not None else file
-        super().__init__(problem, source=where, field=field)
+    ``source`` is the scenario file (or the flag that named it), ``line`` 1-based."""

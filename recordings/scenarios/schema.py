@@ -151,7 +151,7 @@ def load_scenario(path: str | Path, *, kubelet_version: str | None = None) -> Sc
     try:
         data = p.read_bytes()
     except OSError as exc:
-        raise ScenarioError(f"cannot read scenario ({exc.strerror})", file=str(path)) from None
+        raise ScenarioError(f"cannot read scenario ({exc.strerror})", source=str(path)) from None
     return parse_scenario(data, file=str(path), base_dir=p.resolve().parent, kubelet_version=kubelet_version)
 
 
@@ -159,7 +159,7 @@ def parse_scenario(data: bytes, *, file: str, base_dir: Path | None, kubelet_ver
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise ScenarioError("not UTF-8 text", file=file) from None
+        raise ScenarioError("not UTF-8 text", source=file) from None
     doc = load_yaml(text, file)
     digest = "sha256:" + hashlib.sha256(data).hexdigest()
     return _Loader(doc, base_dir, digest, kubelet_version).scenario()
@@ -179,7 +179,7 @@ class _Loader:
             return parse_kubelet(self.doc, path, body)
         except ScenarioError as err:
             if self.kubelet_version is not None and err.field == dotted((*path, "version")):
-                raise ScenarioError(err.problem, file="--kubelet-version") from None
+                raise ScenarioError(err.problem, source="--kubelet-version") from None
             raise
 
     def err(self, problem: str, path: YPath, *, key: bool = False) -> ScenarioError:

@@ -37,7 +37,7 @@ class Located:
             p = p[:-1]
 
     def error(self, problem: str, path: Path, *, key: bool = False) -> ScenarioError:
-        return ScenarioError(problem, file=self.file, line=self.line(path, key=key), field=dotted(path) or None)
+        return ScenarioError(problem, source=self.file, line=self.line(path, key=key), field=dotted(path) or None)
 
 
 def dotted(path: Path) -> str:
@@ -57,14 +57,14 @@ def load_yaml(text: str, file: str) -> Located:
     try:
         node = loader.get_single_node()
         if node is None:
-            raise ScenarioError("empty file; expected a scenario (see recordings/SCENARIOS.md)", file=file)
+            raise ScenarioError("empty file; expected a scenario (see recordings/SCENARIOS.md)", source=file)
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
-        raise ScenarioError(f"not valid YAML ({exc.problem or exc.context})", file=file, line=line) from None
+        raise ScenarioError(f"not valid YAML ({exc.problem or exc.context})", source=file, line=line) from None
     except yaml.YAMLError as exc:
-        raise ScenarioError(f"not valid YAML ({exc})", file=file) from None
+        raise ScenarioError(f"not valid YAML ({exc})", source=file) from None
     finally:
         loader.dispose()
     doc = Located(file, data)
