@@ -19,6 +19,7 @@ from replay.context import active_pods, infer_topology, pods_from_summary, resol
 from replay.errors import InputError
 from replay.inputs import load_document
 from replay.kubelet.api import Node, Pod, Summary, parse_nodes, parse_pods, parse_summary
+from replay.kubelet.conditions import node_conditions as node_conditions_of
 from replay.kubelet.config import EvictionConfig, config_from_flags
 from replay.kubelet.duration import format_duration
 from replay.kubelet.manager import EvictionManager, FsTopology, SyncResult
@@ -56,6 +57,41 @@ class Explanation:
     notes: tuple[str, ...] = field(default_factory=tuple)
     node_facts: tuple[tuple[str, str], ...] = ()
     """What the node object says (allocatable, reported pressure conditions), to compare with the verdict."""
+    moment: str = ""
+    """For a moment of a recording: which tick and sample time this pass is."""
+    state: ManagerState | None = None
+    """The manager's state after this pass (a replay carries it from pass to pass)."""
+
+
+@dataclass(frozen=True)
+class ManagerState:
+    """What the eviction manager remembers between passes (eviction_manager.go: managerImpl fields)."""
+
+    thresholds_first_observed: tuple[tuple[str, datetime], ...] = ()
+    """Threshold met (ignoring grace) → when first observed met, in the current streak."""
+    grace_remaining: tuple[tuple[str, int], ...] = ()
+    """Soft threshold met but not yet past its grace period → nanoseconds left."""
+    conditions_last_observed: tuple[tuple[str, datetime], ...] = ()
+    conditions_held: tuple[tuple[str, datetime], ...] = ()
+    """Conditions reported only because of the pressure transition period → held until."""
+
+
+def manager_state(manager: EvictionManager, result: SyncResult) -> ManagerState:
+    """Read the state a pass leaves behind, for people (nothing here feeds back into the manager)."""
+    from datetime import timedelta
+
+    now = result.now
+    first = tuple((t.describe(), when) for t, when in manager.thresholds_first_observed_at.items())
+    remaining = []
+    for t, when in manager.thresholds_first_observed_at.items():
+        left = t.grace_period - int((now - when) / timedelta(microseconds=1)) * 1000
+        if t.grace_period > 0 and left > 0:
+            remaining.append((t.describe(), left))
+    last = tuple(sorted(manager.node_conditions_last_observed_at.items()))
+    met_now = {c for c in node_conditions_of(result.thresholds_met)}
+    period = timedelta(microseconds=manager.config.pressure_transition_period // 1000)
+    held = tuple((c, when + period) for c, when in last if c in result.node_conditions and c not in met_now)
+    return ManagerState(first, tuple(remaining), last, held)
 
 
 def _strip_times(obj: Any) -> Any:
@@ -167,6 +203,7 @@ def explain(
         hypothetical_ranking=hypothetical_ranking,
         notes=tuple(notes),
         node_facts=_node_facts(node),
+        state=manager_state(manager, result),
     )
 
 
@@ -212,6 +249,12 @@ def _sample_dir(name: str) -> Path:
 def run_explain(args: argparse.Namespace) -> int:
     from replay.report import explanation_json, print_explanation
 
+    if args.recording:
+        explanation = _explain_recording(args)
+        print(explanation_json(explanation)) if args.json else print_explanation(explanation)
+        return 0
+    if args.at is not None or args.tick is not None:
+        raise InputError("--at and --tick need a recording: evictlens explain REC --node NAME --at TIME", field="--at")
     if args.sample:
         base = _sample_dir(args.sample)
         args.summary = args.summary or str(base / "summary.json")
@@ -240,17 +283,49 @@ def run_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _explain_recording(args: argparse.Namespace) -> Explanation:
+    """``explain REC --node NAME --at TIME|first-eviction`` / ``--tick K``: one moment of a replay."""
+    from recordings.reader import open_recording
+    from replay.cli_args import request_from_args
+    from replay.moment import Moment, explain_moment
+
+    if args.summary or args.pods or args.sample:
+        raise InputError("give a recording or --summary/--pods/--sample files, not both", field="recording")
+    moment = Moment.parse(args.at, args.tick)
+    request = request_from_args(args)
+    return explain_moment(open_recording(args.recording), request, args.node, moment)
+
+
 def add_explain_parser(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "explain",
         help="what would the kubelet evict from this summary, and why",
-        description="Run one eviction-manager pass over a Summary API response and explain the verdict.",
+        description="Run one eviction-manager pass over a Summary API response and explain the verdict: each "
+        "signal against its thresholds, the node conditions, the pod the kubelet would evict with its exact "
+        "Event message, and the ranking. Example: %(prog)s --summary summary.json --pods pods.json "
+        "--node node.json --configz configz.json (or: %(prog)s --sample kind-sidecars)",
     )
+    p.add_argument("recording", nargs="?",
+                   help="a recording directory: explain one moment of its replay (then --node names the node), "
+                   "e.g. evictlens explain rec/ --node kind-worker --at first-eviction")
+    when = p.add_argument_group("a moment of a recording")
+    when.add_argument("--at", metavar="TIME",
+                      help="the last pass at or before this RFC 3339 time, e.g. 2024-05-20T10:15:20Z, "
+                      "or 'first-eviction' (the first pass the replay evicts at)")
+    when.add_argument("--tick", type=int, metavar="K", help="the pass of recorded tick K, e.g. 12")
     src = p.add_argument_group("inputs (what kubectl prints)")
-    src.add_argument("--summary", metavar="FILE", help="kubectl get --raw /api/v1/nodes/NODE/proxy/stats/summary")
-    src.add_argument("--pods", metavar="FILE", help="kubectl get pods -o json (or the kubelet's /pods)")
-    src.add_argument("--node", metavar="FILE", help="kubectl get node NODE -o json")
-    src.add_argument("--sample", metavar="NAME", help=f"a bundled sample instead of files ({', '.join(SAMPLES)})")
+    src.add_argument("--summary", metavar="FILE",
+                     help="the node's Summary API response: kubectl get --raw "
+                     "/api/v1/nodes/NODE/proxy/stats/summary > summary.json")
+    src.add_argument("--pods", metavar="FILE",
+                     help="the node's pods for exact requests, priorities and QoS: kubectl get pods -A -o json "
+                     "--field-selector spec.nodeName=NODE > pods.json (or the kubelet's /pods)")
+    src.add_argument("--node", metavar="FILE",
+                     help="the node object, for the kubelet version and OS: kubectl get node NODE -o json > node.json"
+                     "; with a recording, the node's name, e.g. kind-worker")
+    src.add_argument("--sample", metavar="NAME",
+                     help=f"a bundled sample instead of files, e.g. --sample {SAMPLES[0]} "
+                     f"(one of: {', '.join(SAMPLES)})")
     add_kubelet_arguments(p)
-    p.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    p.add_argument("--json", action="store_true", help="print one JSON document instead of tables (for scripts)")
     p.set_defaults(func=run_explain)
