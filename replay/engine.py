@@ -16,10 +16,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from recordings.errors import InputError
 from recordings.pod_timeline import PodsInForce, PodVersion, index_pods_by_node
 from recordings.reader import Recording, TickInfo
 from replay.context import active_pods, infer_topology
-from replay.errors import InputError
 from replay.kubelet.api import Node, Pod, Summary, parse_nodes, parse_pods, parse_summary
 from replay.kubelet.manager import EvictionManager, FsTopology, SyncResult
 from replay.results import ReplayResult

@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from recordings.errors import InputError
 from replay.cli_args import add_kubelet_arguments, config_from_args, gates_from_args, topology_from_args
 from replay.context import active_pods, infer_topology, pods_from_summary, resolve_profile
-from replay.errors import InputError
 from replay.inputs import load_document
 from replay.kubelet.api import Node, Pod, Summary, parse_nodes, parse_pods, parse_summary
 from replay.kubelet.conditions import node_conditions as node_conditions_of

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from recordings.errors import InputError
 from recordings.reader import Recording, to_micros
 from replay.engine import NodeRun, Pass, Replay
-from replay.errors import InputError
 from replay.explain import Explanation, ObservationRow, manager_state
 from replay.kubelet.duration import format_duration
 from replay.kubelet.ranking import RankFacts, rank_facts

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 import polars as pl
 
-from replay.errors import InputError
+from recordings.errors import InputError
 from replay.results import (
     CONDITIONS_SCHEMA,
     EVICTIONS_SCHEMA,

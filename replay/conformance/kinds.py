@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
+from recordings.errors import InputError
 from replay.conformance.vectors import (
     Case,
     multiset_equal,
@@ -20,7 +21,6 @@ from replay.conformance.vectors import (
     thresholds,
     timestamp,
 )
-from replay.errors import InputError
 from replay.kubelet import conditions as cond
 from replay.kubelet import ranking
 from replay.kubelet import thresholds as th

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from replay.errors import InputError
+from recordings.errors import InputError
 from replay.inputs import load_document
 from replay.kubelet.duration import parse_duration
 from replay.kubelet.quantity import Format, Quantity

@@ -16,7 +16,7 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
-from replay.errors import InputError
+from recordings.errors import InputError
 from replay.kubelet.duration import format_duration, nanoseconds_between, parse_duration
 from replay.kubelet.gosort import go_sort
 from replay.kubelet.quantity import Format, Quantity

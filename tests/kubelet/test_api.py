@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from replay.errors import InputError
+from recordings.errors import InputError
 from replay.inputs import load_document
 from replay.kubelet.api import (
     Container,

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from replay.errors import InputError
+from recordings.errors import InputError
 from replay.kubelet.quantity import Format, Quantity, _parse_quantity_string
 
 BIN, DEC, EXP = Format.BINARY_SI, Format.DECIMAL_SI, Format.DECIMAL_EXPONENT

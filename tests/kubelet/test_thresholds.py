@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from replay.errors import InputError
+from recordings.errors import InputError
 from replay.kubelet.duration import MINUTE, SECOND
 from replay.kubelet.quantity import Format, Quantity
 from replay.kubelet.thresholds import (

@@ -14,6 +14,7 @@ import signal
 import ssl
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -141,7 +142,7 @@ def start_record(args: list[str], env: dict[str, str] | None = None, **kw: Any) 
     )
 
 
-def run_record(args: list[str], timeout: float = 40, **kw: Any) -> subprocess.CompletedProcess[str]:
+def run_record(args: list[str], timeout: float = 120, **kw: Any) -> subprocess.CompletedProcess[str]:
     proc = start_record(args, **kw)
     try:
         out, err = proc.communicate(timeout=timeout)
@@ -175,12 +176,116 @@ def summary_files() -> list[Path]:
     return found
 
 
-def wait_for(pred: Callable[[], bool], timeout: float = 10) -> None:
+def wait_for(pred: Callable[[], bool], timeout: float = 60, what: str = "condition") -> None:
+    """Poll ``pred`` until true; the deadline is generous (a loaded 2-core CI machine)."""
     deadline = time.monotonic() + timeout
     while not pred():
         if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
+            raise AssertionError(f"{what} not met in {timeout:.0f}s")
         time.sleep(0.05)
+
+
+def write_kubeconfig(
+    server: FakeServer,
+    path: Path,
+    *,
+    exec_changes: dict[str, Any] | None = None,
+    plugin_env: dict[str, str] | None = None,
+    user: dict[str, Any] | None = None,
+    cluster_changes: dict[str, Any] | None = None,
+) -> Path:
+    """A one-context kubeconfig for ``server``: by default its exec-plugin user, with
+    ``exec_changes`` merged into the exec block (``None`` values delete a key) and
+    ``plugin_env`` added to the plugin's environment; ``user`` replaces the user entirely."""
+    import yaml
+
+    base = yaml.safe_load(Path(server.kubeconfig).read_text())
+    cluster = dict(next(c["cluster"] for c in base["clusters"] if c["name"] == "fake"))
+    for key, value in (cluster_changes or {}).items():
+        if value is None:
+            cluster.pop(key, None)
+        else:
+            cluster[key] = value
+    if user is None:
+        exec_block = dict(next(u["user"]["exec"] for u in base["users"] if u["name"] == "exec"))
+        exec_block["env"] = list(exec_block["env"]) + [{"name": k, "value": v} for k, v in (plugin_env or {}).items()]
+        for key, value in (exec_changes or {}).items():
+            if value is None:
+                exec_block.pop(key, None)
+            else:
+                exec_block[key] = value
+        user = {"exec": exec_block}
+    kc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "test",
+        "clusters": [{"name": "c", "cluster": cluster}],
+        "users": [{"name": "u", "user": user}],
+        "contexts": [{"name": "test", "context": {"cluster": "c", "user": "u"}}],
+    }
+    path.write_text(yaml.safe_dump(kc))
+    path.chmod(0o600)
+    return path
+
+
+def plugin_runs(log: Path) -> list[dict[str, Any]]:
+    """What the test exec plugin logged, one dict per run (see apiserver/exec_plugin.py)."""
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+
+
+def journal_frames(out: Path) -> list[dict[str, Any]]:
+    """Every intact frame in a live recording's journal (read-only; a torn tail is skipped).
+
+    The condition tests wait on: what the recorder has made durable so far.  Frames move
+    into Parquet parts on a fold (every 60 ticks by default), so use it for short runs.
+    """
+    from recordings.journal import read_frames
+
+    frames: list[dict[str, Any]] = []
+    journal = out / "journal"
+    for seg in sorted(journal.iterdir()) if journal.is_dir() else []:
+        with contextlib.suppress(FileNotFoundError):
+            frames += [payload for _end, payload in read_frames(seg)]
+    return frames
+
+
+def tick_rows(out: Path) -> list[tuple[int, str, bool]]:
+    """(tick, node, ok) of every tick row committed to the journal so far."""
+    rows: list[tuple[int, str, bool]] = []
+    for frame in journal_frames(out):
+        cols = frame.get("tables", {}).get("ticks")
+        if cols:
+            rows += list(zip(cols["tick"], cols["node"], cols["ok"], strict=True))
+    return rows
+
+
+def committed_ticks(out: Path) -> int:
+    return len({tick for tick, _node, _ok in tick_rows(out)})
+
+
+class StderrLines:
+    """Reads a running process's stderr on a thread, so tests can wait for a line."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stderr is not None
+        self.lines: list[str] = []
+        self._stream = proc.stderr
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        for line in self._stream:
+            self.lines.append(line)
+
+    def has(self, text: str) -> bool:
+        return any(text in line for line in list(self.lines))
+
+    def text(self, timeout: float = 30) -> str:
+        """All of stderr, once the process closed it."""
+        self._thread.join(timeout)
+        return "".join(self.lines)
 
 
 def kill_quietly(proc: subprocess.Popen[Any]) -> None:

@@ -4,11 +4,12 @@ in-cluster service account, against the fake API server's mutual-TLS listener.""
 from __future__ import annotations
 
 import shutil
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from rec_support import FakeServer, child_env, run_record, start_record, wait_for
+from rec_support import FakeServer, child_env, committed_ticks, kill_quietly, run_record, start_record, wait_for
 
 from recordings.reader import open_recording
 
@@ -97,16 +98,19 @@ def test_in_cluster_token_file_is_reread_when_the_token_rotates(mtls_server: Fak
     old, new = mtls_server.ready["token"], "rotated-" + mtls_server.ready["token"]
     out = tmp_path / "rec"
     proc = start_record(
-        ["-o", str(out), "--interval", "0.3s", "--timeout", "2s", "--duration", "2.5s"],
-        env=_in_cluster_env(mtls_server, sa, tmp_path),
+        ["-o", str(out), "--interval", "0.5s", "--timeout", "2s"], env=_in_cluster_env(mtls_server, sa, tmp_path)
     )
     try:
-        wait_for(lambda: (out / "journal").exists() and any(f.stat().st_size for f in (out / "journal").iterdir()), 15)
+        wait_for(lambda: committed_ticks(out) >= 1, what="first tick")
         before = mtls_server.stats().get("auth_401", 0)
         (sa / "token").write_text(new)
         mtls_server.control("token", {"token": new})
-        _o, err = proc.communicate(timeout=30)
+        wait_for(lambda: mtls_server.stats().get("auth_401", 0) > before, what="the old token refused")
+        wait_for(lambda: committed_ticks(out) >= 5, what="five ticks")
+        proc.send_signal(signal.SIGTERM)
+        _o, err = proc.communicate(timeout=60)
     finally:
+        kill_quietly(proc)
         mtls_server.control("token", {"token": old})
     assert proc.returncode == 0, err
     assert mtls_server.stats().get("auth_401", 0) > before, "the old token must have been refused at least once"

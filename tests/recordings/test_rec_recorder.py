@@ -13,7 +13,20 @@ from pathlib import Path
 import polars as pl
 import pytest
 from apiserver.cluster import SECRET
-from rec_support import FakeServer, assert_no_secret, child_env, kill_quietly, run_record, start_record, wait_for
+from rec_support import (
+    FakeServer,
+    StderrLines,
+    assert_no_secret,
+    child_env,
+    committed_ticks,
+    journal_frames,
+    kill_quietly,
+    run_record,
+    start_record,
+    tick_rows,
+    wait_for,
+    write_kubeconfig,
+)
 
 from recordings.reader import open_recording
 
@@ -58,9 +71,58 @@ def test_forbidden_stops_with_the_rbac_it_needs(server: FakeServer, tmp_path: Pa
     assert "forbidden (403) for GET /version" in line and "nodes/proxy" in line and "--print-rbac" in line
 
 
-def test_wrong_token_stops_with_unauthorized(server: FakeServer, tmp_path: Path) -> None:
+def test_wrong_token_stops_with_a_credential_hint_not_an_rbac_hint(server: FakeServer, tmp_path: Path) -> None:
     res = run_record(_args(server, tmp_path / "rec", "--duration", "2s", context="bad"))
-    assert res.returncode == 3 and "unauthorized (401)" in res.stderr and "Traceback" not in res.stderr
+    assert res.returncode == 3, res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert "unauthorized (401) for GET /version" in line and "rejected the credential" in line
+    assert "ClusterRole" not in line and "nodes/proxy" not in line
+    assert not (tmp_path / "rec").exists()
+
+
+def test_wrong_ca_says_tls_verification_failed_with_the_reason(server: FakeServer, tmp_path: Path) -> None:
+    import trustme
+
+    other_ca = tmp_path / "other-ca.pem"
+    trustme.CA().cert_pem.write_to_path(str(other_ca))
+    kc = write_kubeconfig(
+        server,
+        tmp_path / "kubeconfig",
+        user={"token": server.ready["token"]},
+        cluster_changes={"certificate-authority": str(other_ca)},
+    )
+    res = run_record(["--kubeconfig", str(kc), "-o", str(tmp_path / "rec"), "--duration", "1s"])
+    assert res.returncode == 2, res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert "TLS certificate verification failed: unable to get local issuer certificate" in line, line
+    assert "ConnectError" not in line and "certificate-authority" in line
+    assert not (tmp_path / "rec").exists()
+
+
+def test_unknown_context_names_the_context_flag(server: FakeServer, tmp_path: Path) -> None:
+    res = run_record(_args(server, tmp_path / "rec", "--duration", "1s", context="nope"))
+    assert res.returncode == 2, res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert line.startswith("evictlens record: --context: context 'nope' not found in ") and "static" in line
+    assert "--kubeconfig" not in line
+
+
+def test_forbidden_at_the_first_poll_leaves_nothing_behind_and_the_retry_works(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    """/version and the lists are allowed, the proxied summaries are not (no nodes/proxy):
+    the recorder stops before any tick and leaves no recording to block the retry."""
+    server.faults(forbidden_proxy=True)
+    out = tmp_path / "rec"
+    res = run_record(_args(server, out, "--duration", "2s"))
+    assert res.returncode == 3, res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert "forbidden (403) for GET /api/v1/nodes/" in line and "nodes/proxy" in line
+    assert not out.exists()
+    server.faults(forbidden_proxy=False)
+    res = run_record(_args(server, out, "--duration", "1s"))
+    assert res.returncode == 0, res.stderr
+    assert open_recording(out).manifest.finalized
 
 
 def test_failing_nodes_become_gaps_while_others_continue(server: FakeServer, tmp_path: Path) -> None:
@@ -125,12 +187,21 @@ def test_expired_tokens_rerun_the_exec_plugin(server: FakeServer, tmp_path: Path
     assert len(open_recording(out).ticks()) >= 4
 
 
+def _evictions_in_journal(out: Path) -> int:
+    return sum(len(f.get("tables", {}).get("evictions", {}).get("node", [])) for f in journal_frames(out))
+
+
 def test_evictions_are_kept_as_ground_truth(server: FakeServer, tmp_path: Path) -> None:
     out = tmp_path / "rec"
-    proc = start_record(_args(server, out, "--duration", "2.5s"))
-    time.sleep(1.5)
-    server.control("evict", {"node": "node-002"})
-    _out, err = proc.communicate(timeout=30)
+    proc = start_record(_args(server, out))
+    try:
+        wait_for(lambda: committed_ticks(out) >= 1, what="first tick")
+        server.control("evict", {"node": "node-002"})
+        wait_for(lambda: _evictions_in_journal(out) >= 2, what="eviction (pod and event) recorded")
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        kill_quietly(proc)
     assert proc.returncode == 0, err
     ev = open_recording(out).evictions()
     assert {e["source"] for e in ev} == {"event", "pod"}
@@ -153,12 +224,21 @@ def test_kubelet_direct_polls_port_10250_paths_and_kubelet_pods(server: FakeServ
 
 def test_kubelet_restart_refetches_configz(server: FakeServer, tmp_path: Path) -> None:
     before = server.stats().get("configz_node-000", 0)
-    proc = start_record(_args(server, tmp_path / "rec", "--duration", "2.5s"))
-    time.sleep(1.5)
-    server.control("kubelet_restart", {"node": "node-000"})
-    _out, err = proc.communicate(timeout=30)
+    out = tmp_path / "rec"
+    proc = start_record(_args(server, out))
+    try:
+        wait_for(lambda: committed_ticks(out) >= 1, what="first tick")
+        assert server.stats()["configz_node-000"] - before == 1
+        server.control("kubelet_restart", {"node": "node-000"})
+        wait_for(lambda: server.stats()["configz_node-000"] - before >= 2, what="configz fetched again")
+        tick = committed_ticks(out)
+        wait_for(lambda: committed_ticks(out) >= tick + 2, what="two more ticks")
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        kill_quietly(proc)
     assert proc.returncode == 0, err
-    assert server.stats()["configz_node-000"] - before == 2
+    assert server.stats()["configz_node-000"] - before == 2, "fetched once per kubelet start, not per tick"
 
 
 def test_node_selector_limits_the_nodes_over_http1(server: FakeServer, tmp_path: Path) -> None:
@@ -172,10 +252,12 @@ def test_node_selector_limits_the_nodes_over_http1(server: FakeServer, tmp_path:
 def test_signals_flush_and_finalize(server: FakeServer, tmp_path: Path, sig: signal.Signals) -> None:
     out = tmp_path / "rec"
     proc = start_record(_args(server, out))
-    wait_for(lambda: (out / "journal").exists() and any(f.stat().st_size for f in (out / "journal").iterdir()), 15)
-    time.sleep(0.6)
-    proc.send_signal(sig)
-    _o, err = proc.communicate(timeout=30)
+    try:
+        wait_for(lambda: committed_ticks(out) >= 1, what="first tick")
+        proc.send_signal(sig)
+        _o, err = proc.communicate(timeout=60)
+    finally:
+        kill_quietly(proc)
     assert proc.returncode == 0, err
     rec = open_recording(out)
     assert rec.manifest.finalized and len(rec.ticks()) >= 1 and not list((out / "journal").iterdir())
@@ -199,7 +281,12 @@ def test_disk_full_stops_cleanly_and_keeps_every_finished_tick(server: FakeServe
 
 def test_sigkill_at_random_moments_leaves_a_readable_recording(server: FakeServer, tmp_path: Path) -> None:
     """Five kills at random points, folding every 2 ticks so kills land mid-fold too; after
-    each kill the recording reads back with only whole ticks, and --append continues it."""
+    each kill the recording reads back with only whole ticks, and --append continues it.
+
+    Each kill waits for the process's first committed tick (its status line says ``ticks 1``
+    once the frame is durable), then a random further moment picks where the kill lands —
+    the randomness is the point of the test; nothing waits for the clock to make progress.
+    """
     rng = random.Random(20261122)
     out = tmp_path / "rec"
     env_fold = {"EVICTLENS_FOLD_EVERY_TICKS": "2"}
@@ -207,8 +294,13 @@ def test_sigkill_at_random_moments_leaves_a_readable_recording(server: FakeServe
     for kill in range(5):
         extra = ["--append"] if kill else []
         proc = start_record(_args(server, out, "--interval", "0.2s", *extra), env=env_fold)
-        time.sleep(1.3 + rng.random() * 1.2)
-        kill_quietly(proc)
+        try:
+            status = StderrLines(proc)
+            wait_for(lambda s=status, p=proc: s.has(" ticks 1 ") or p.poll() is not None, what=f"kill {kill}")
+            assert proc.poll() is None, status.text()
+            time.sleep(rng.random() * 1.2)  # a random kill moment, not a wait for progress
+        finally:
+            kill_quietly(proc)
         rec = open_recording(out)
         node_rows = rec.scan_node_stats().collect()
         ticks = sorted(set(node_rows["tick"].to_list()))
@@ -231,6 +323,22 @@ def test_print_rbac_shows_both_cluster_roles() -> None:
     assert '"nodes/stats", "nodes/pods", "nodes/configz"' in res.stdout
 
 
+def test_print_rbac_says_direct_path_needs_fine_grained_kubelet_authz_and_what_to_grant_before() -> None:
+    import yaml
+
+    res = subprocess.run([*_cli(), "record", "--print-rbac"], capture_output=True, text=True, env=_env(), check=False)
+    assert res.returncode == 0
+    assert "KubeletFineGrainedAuthz" in res.stdout and "1.33" in res.stdout
+    roles = {d["metadata"]["name"]: d for d in yaml.safe_load_all(res.stdout)}
+    assert set(roles) == {
+        "evictlens-recorder-proxy",
+        "evictlens-recorder-kubelet",
+        "evictlens-recorder-kubelet-pre-1-33",
+    }
+    before = {r for rule in roles["evictlens-recorder-kubelet-pre-1-33"]["rules"] for r in rule.get("resources", [])}
+    assert {"nodes/stats", "nodes/proxy"} <= before and "nodes/pods" not in before
+
+
 def _env() -> dict[str, str]:
 
     return child_env()
@@ -247,28 +355,24 @@ def test_api_server_restart_reconnects_and_continues(tmp_path: Path) -> None:
     srv.start()
     port = int(srv.ready["port"])
     out = tmp_path / "rec"
+    proc = start_record(["--kubeconfig", srv.kubeconfig, "-o", str(out), "--interval", "0.3s", "--timeout", "0.5s"])
     try:
-        proc = start_record(
-            [
-                "--kubeconfig",
-                srv.kubeconfig,
-                "-o",
-                str(out),
-                "--interval",
-                "0.3s",
-                "--timeout",
-                "0.5s",
-                "--duration",
-                "5s",
-            ]
-        )
-        time.sleep(1.5)
+        wait_for(lambda: committed_ticks(out) >= 2, what="two ticks")
         srv.stop()
-        time.sleep(1.0)
+        wait_for(lambda: any(not ok for _t, _n, ok in tick_rows(out)), what="a gap during the outage")
         srv.start(port=port)
-        _o, err = proc.communicate(timeout=30)
+        last_gap = max(t for t, _n, ok in tick_rows(out) if not ok)
+
+        def resumed() -> bool:
+            after = [ok for t, _n, ok in tick_rows(out) if t > last_gap]
+            return len(after) >= 4 and all(after)  # two whole ticks of both nodes
+
+        wait_for(resumed, what="two good ticks after the restart")
+        proc.send_signal(signal.SIGTERM)
+        _o, err = proc.communicate(timeout=60)
         assert proc.returncode == 0, err
     finally:
+        kill_quietly(proc)
         srv.stop()
     ticks = open_recording(out).ticks()
     assert any(not t.ok for t in ticks), "the outage should show as gaps"

@@ -13,10 +13,10 @@ import polars as pl
 import pytest
 from recbuild import MESSAGE_1_30, POD_UID, sidecar_recording
 
+from recordings.errors import InputError
 from recordings.reader import open_recording
 from replay.cli import main
 from replay.engine import replay_recording
-from replay.errors import InputError
 from replay.results_io import FRAMES, load, to_document, write
 
 RESULTS_MD = Path(__file__).resolve().parents[2] / "replay" / "RESULTS.md"

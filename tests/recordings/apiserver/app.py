@@ -35,6 +35,7 @@ DEFAULT_FAULTS: dict[str, Any] = {
     "watch_410": 0,  # next N watches get an ERROR 410 event
     "watch_410_resource": "",  # ... only watches of this resource ("pods"), when set
     "forbidden": False,  # every request 403
+    "forbidden_proxy": False,  # node proxy requests 403 (a role without nodes/proxy)
     "token_ttl": 3600.0,  # lifetime of exec-plugin tokens
     "evict_every": 0.0,  # seconds between pod evictions (0 = none)
     "mutate_every": 0.5,  # seconds between pod changes
@@ -150,6 +151,10 @@ class FakeApiServer:
             await _json(send, status, {"kind": "Status", "code": status, "reason": "Unauthorized"})
             return
         port = scope["server"][1] if scope.get("server") else None
+        if self.faults["forbidden_proxy"] and "/proxy/" in path:
+            self.stats["auth_403"] += 1
+            await _json(send, 403, {"kind": "Status", "code": 403, "reason": "Forbidden"})
+            return
         if port in self.port_nodes:
             await self._kubelet(self.port_nodes[port], path.lstrip("/"), send)
             return
