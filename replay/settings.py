@@ -57,6 +57,8 @@ class SettingsRequest:
     topology: FsTopology | None = None
     """None: inferred from each node's first summary."""
     label: str = "baseline"
+    counterfactual: bool = False
+    """Take each predicted eviction's pod usage off its node's later summaries (replay/counterfactual.py)."""
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -68,6 +70,7 @@ class SettingsRequest:
             "topology": ("inferred per node" if self.topology is None else
                          {"dedicated_image_fs": self.topology.dedicated_image_fs,
                           "split_container_image_fs": self.topology.split_container_image_fs}),
+            "counterfactual": self.counterfactual,
         }
 
 
@@ -124,21 +127,21 @@ def resolve_node(
     """Version profile first (the node's own), then the baseline parsed with it, then the flags on top."""
     prof, version_source = resolve_profile(request.kubelet_version, node, request.feature_gates or None)
     platform = node.os if node is not None and node.os else "linux"
-    fields: EvictionFields
-    if request.baseline is not None:
-        fields = fields_from_kubelet_configuration(request.baseline.document, source=request.baseline.source,
-                                                   profile=prof, os=platform)
-    elif recorded_configz is not None:
-        doc = recorded_configz if "kubeletconfig" in recorded_configz else {"kubeletconfig": recorded_configz}
-        fields = fields_from_kubelet_configuration(doc, source=f"recorded /configz of {node_name}", profile=prof,
-                                                   os=platform)
-    else:
-        fields = default_fields(prof, platform)
-    fields = apply_flags(fields, request.overrides)
     try:
-        config = config_from_fields(prof, fields)
+        fields: EvictionFields
+        if request.baseline is not None:
+            fields = fields_from_kubelet_configuration(request.baseline.document, source=request.baseline.source,
+                                                       profile=prof, os=platform)
+        elif recorded_configz is not None:
+            doc = recorded_configz if "kubeletconfig" in recorded_configz else {"kubeletconfig": recorded_configz}
+            fields = fields_from_kubelet_configuration(doc, source=f"recorded /configz of {node_name}", profile=prof,
+                                                       os=platform)
+        else:
+            fields = default_fields(prof, platform)
+        config = config_from_fields(prof, apply_flags(fields, request.overrides))
     except InputError as err:
-        raise InputError(f"{err.one_line()} (node {node_name}, kubelet {prof.version})") from None
+        raise InputError(f"{err.problem} (node {node_name}, kubelet {prof.version})", source=err.source,
+                         field=err.field) from None
     return NodeSettings(node_name, prof, version_source, platform, config)
 
 
