@@ -33,6 +33,7 @@ STATUS_DELAY = 1000
 """The pod status and event of an eviction land 1 ms after the pass that decided it: after the
 summary that showed the pod, before the next one."""
 
+PAGE = 4096
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery util/rand: what ReplicaSets use
 _CONDITIONS = (
     ("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available",
@@ -228,7 +229,7 @@ class ScenarioRun:
                 if crel < 0 or (c.end is not None and prel >= c.end):
                     continue
                 u = c.usage
-                mem, rootfs, logs = u.memory.at(crel), u.rootfs.at(crel), u.logs.at(crel)
+                mem, rootfs, logs = _page(u.memory.at(crel)), _page(u.rootfs.at(crel)), _page(u.logs.at(crel))
                 r_in, l_in, p = u.rootfs_inodes.at(crel), u.logs_inodes.at(crel), u.processes.at(crel)
                 ws += mem
                 procs += p
@@ -246,7 +247,7 @@ class ScenarioRun:
                 if usage is None and empty_dir is None:
                     continue
                 usage = usage or VolumeUsage()
-                used, inodes = usage.used.at(prel), usage.inodes.at(prel)
+                used, inodes = _page(usage.used.at(prel)), usage.inodes.at(prel)
                 in_memory = isinstance(empty_dir, Mapping) and empty_dir.get("medium") == "Memory"
                 if in_memory:
                     ws += used  # tmpfs pages are charged to the pod's memory cgroup
@@ -433,6 +434,11 @@ def _used(ts: str, device: Mapping[str, Any], used: int, inodes_used: int) -> di
 
 def _tmpfs(capacity: int, available: int) -> dict[str, Any]:
     return {"availableBytes": available, "capacityBytes": capacity, "inodesFree": 0, "inodes": 0}
+
+
+def _page(value: int) -> int:
+    """Pod memory and disk usage in whole 4 KiB pages / blocks, as the kernel accounts them."""
+    return value - value % PAGE
 
 
 def _whole(micros: int) -> int:
