@@ -122,7 +122,7 @@ def test_a_grace_period_for_a_signal_without_soft_threshold_is_an_error(tmp_path
 def test_a_minimum_reclaim_for_a_signal_without_threshold_is_an_error(tmp_path: Path) -> None:
     rec = sidecar_recording(tmp_path / "rec")
     args = _args([str(rec), "--eviction-minimum-reclaim", "pid.available=100"])
-    with pytest.raises(InputError, match="no threshold for pid.available"):
+    with pytest.raises(InputError, match=r"no threshold for pid\.available"):
         replay_recording(open_recording(rec), request_from_args(args))
 
 
@@ -136,7 +136,7 @@ def _two_versions(root: Path) -> Path:
         plan.objects.append(Observation(start, "node", node_object(name, version)))
     for i in range(2):
         when = T0 + timedelta(seconds=10 * i)
-        plan.ticks.append(Tick(when, {"old": summary_at(when, 4 << 30, "old"), "new": summary_at(when, 4 << 30, "new")}))
+        plan.ticks.append(Tick(when, {n: summary_at(when, 4 << 30, n) for n in ("old", "new")}))
     return write(root, plan)
 
 
