@@ -17,15 +17,7 @@ import orjson
 
 from .cli_edge import OneLineParser, SubParsers, add_debug_argument, run_command
 
-Handler = Callable[[argparse.Namespace], int]
 
-
-def guarded(fn: Handler) -> Handler:
-    """Kept only until the decorators go: errors end at :func:`recordings.cli_edge.run_command`."""
-    return fn
-
-
-@guarded
 def cmd_import(args: argparse.Namespace) -> int:
     import time
 
@@ -54,7 +46,6 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
-@guarded
 def cmd_pack(args: argparse.Namespace) -> int:
     from .pack import SUFFIX, pack
 
@@ -64,7 +55,6 @@ def cmd_pack(args: argparse.Namespace) -> int:
     return 0
 
 
-@guarded
 def cmd_unpack(args: argparse.Namespace) -> int:
     from .pack import unpack
 
@@ -75,7 +65,6 @@ def cmd_unpack(args: argparse.Namespace) -> int:
     return 0
 
 
-@guarded
 def cmd_info(args: argparse.Namespace) -> int:
     from .errors import RecordingError
     from .reader import open_recording
@@ -136,7 +125,6 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
-@guarded
 def cmd_record(args: argparse.Namespace) -> int:
     from .recorder.main import run_record
 

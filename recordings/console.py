@@ -4,6 +4,7 @@
   (so ``evictlens explain ... | less`` still fits the terminal); else, with no terminal at all
   (CI logs, files), :data:`PIPE_WIDTH` columns rather than rich's 80, which squeezes tables.
 * Colour: ``NO_COLOR`` (https://no-color.org) turns it off, as does a stream that is not a terminal.
+* A reader that goes away (``| head``) ends the command at the CLI edge, quietly, like any other write.
 * Tables: :func:`print_table` never splits a header inside a word and never shortens a value with
   "…"; a table that cannot fit even then is printed as one "header: value" block per row.
 
@@ -41,9 +42,16 @@ def terminal_width() -> int | None:
     return None
 
 
+class _Console(Console):
+    """Leaves a closed pipe to the CLI edge (rich alone would exit 1 on its own)."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
+
+
 def make_console(*, stderr: bool = False, file: IO[str] | None = None) -> Console:
     """A console for people: terminal width (or :data:`PIPE_WIDTH`), no guessing of highlights."""
-    return Console(
+    return _Console(
         stderr=stderr,
         file=file,
         width=terminal_width() or PIPE_WIDTH,
