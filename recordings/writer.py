@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 import polars as pl
@@ -443,10 +443,40 @@ def _write_parquet(df: pl.DataFrame, path: Path) -> None:
     """Create the file 0600 first and let polars write into it: never readable by others,
     not even for the moment between polars creating it and a chmod."""
     fd = fmt.open_private(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    with os.fdopen(fd, "wb") as fh:
-        df.write_parquet(fh, compression="zstd", compression_level=9, statistics=True)
-        fh.flush()
+    with os.fdopen(fd, "wb", buffering=1 << 20) as fh:
+        sink = _ErrnoSink(fh)
+        try:
+            df.write_parquet(sink, compression="zstd", compression_level=9, statistics=True)  # type: ignore[arg-type]
+            sink.flush()
+        except pl.exceptions.PolarsError as exc:
+            if sink.error is not None:  # polars may report ENOSPC as "Invalid thrift: transport error"
+                raise sink.error from exc
+            raise
         os.fsync(fh.fileno())
+
+
+class _ErrnoSink:
+    """The file as polars sees it: only ``write``/``flush``, so polars writes through Python
+    (given a ``fileno`` it writes natively and loses the errno), and a failed write's OS
+    error is kept for the disk-full check."""
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self._fh = fh
+        self.error: OSError | None = None
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self._fh.write(data)
+        except OSError as exc:
+            self.error = exc
+            raise
+
+    def flush(self) -> None:
+        try:
+            self._fh.flush()
+        except OSError as exc:
+            self.error = exc
+            raise
 
 
 def _nonempty(tables: dict[str, Columns]) -> dict[str, Columns]:

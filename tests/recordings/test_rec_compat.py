@@ -59,3 +59,35 @@ def test_info_on_v1_fixtures_exits_zero(tmp_path: Path) -> None:
         res = run_cli("info", str(tmp_path / name))
         assert res.returncode == 0, res.stderr
         assert "schema v1" in res.stdout
+
+
+def test_append_to_a_v1_recording_upgrades_it_to_v2_with_checksums(tmp_path: Path) -> None:
+    from recordings import format as fmt
+
+    unpack(DATA / "v1-crashed.evictlens.tar", tmp_path / "rec")
+    res = run_cli(
+        "import",
+        f"{SAMPLE / 'summary.json'}@2024-05-20T10:16:30Z",
+        "--node",
+        "node-a",
+        "-o",
+        str(tmp_path / "rec"),
+        "--append",
+    )
+    assert res.returncode == 0, res.stderr
+    rec = open_recording(tmp_path / "rec")
+    assert rec.manifest.schema_version == 2 and rec.manifest.finalized
+    assert all((p / fmt.CHECKSUMS).is_file() for _f, _l, p in fmt.list_parts(tmp_path / "rec"))
+    assert [t.index for t in rec.ticks()] == [0, 1, 2, 3, 4, 5]  # the tick numbers continue
+    assert [t.index for t in rec.ticks("kind-worker")] == [5]
+
+
+def test_skip_bad_and_notes_on_the_v1_crashed_fixture(tmp_path: Path) -> None:
+    unpack(DATA / "v1-crashed.evictlens.tar", tmp_path / "rec")
+    rec = open_recording(tmp_path / "rec", skip_bad=True)
+    assert rec.skipped == []
+    assert any(n.startswith("torn journal tail ignored: j000002.log") for n in rec.notes), rec.notes
+    assert any("last finished tick 4" in n for n in rec.notes), rec.notes
+    res = run_cli("info", str(tmp_path / "rec"), "--verify")
+    assert res.returncode == 0, res.stderr
+    assert "schema v1 has no checksums" in res.stdout
