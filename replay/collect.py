@@ -17,8 +17,10 @@ from typing import Any
 import polars as pl
 
 from recordings.reader import Recording
+from replay.counterfactual import NOTE as COUNTERFACTUAL_NOTE
 from replay.engine import NodeRun, Pass, Replay
-from replay.kubelet.api import Pod
+from replay.impact import OVERCOMMIT_RESOURCES, PodTotals, explain_ranking, overcommit_lead, owner_impact, pod_totals
+from replay.kubelet.api import Pod, parse_nodes
 from replay.kubelet.manager import Eviction as KubeletEviction
 from replay.kubelet.manager import SyncResult
 from replay.kubelet.quantity import Quantity
@@ -26,6 +28,7 @@ from replay.kubelet.ranking import RankFacts, pod_priority, rank_facts
 from replay.kubelet.thresholds import Threshold, ThresholdValue, get_threshold_quantity
 from replay.results import (
     CONDITIONS_SCHEMA,
+    OVERCOMMIT_SCHEMA,
     SIGNALS_SCHEMA,
     Eviction,
     Match,
@@ -107,6 +110,17 @@ class _NodeState:
         self.last: datetime | None = None
         self.open: dict[str, tuple[datetime, int]] = {}
         self.last_tick = -1
+        self.allocatable = _allocatable(run)
+        self.first_eviction: datetime | None = None
+
+
+def _allocatable(run: NodeRun) -> dict[str, int]:
+    """The node object's allocatable memory and ephemeral-storage (the recording's latest node object)."""
+    raw = run.rec.node_object_at(run.node)
+    nodes = parse_nodes(raw, source=f"recording node {run.node}") if raw is not None else ()
+    if not nodes:
+        return {}
+    return {r: nodes[0].allocatable[r].int_value() for r in OVERCOMMIT_RESOURCES if r in nodes[0].allocatable}
 
 
 class ResultBuilder:
@@ -118,6 +132,8 @@ class ResultBuilder:
         self._signals: dict[str, list[Any]] = {name: [] for name in SIGNALS_SCHEMA.names()}
         self._conditions: dict[str, list[Any]] = {name: [] for name in CONDITIONS_SCHEMA.names()}
         self._evictions: list[Eviction] = []
+        self._overcommit: dict[str, list[Any]] = {name: [] for name in OVERCOMMIT_SCHEMA.names()}
+        self._totals: dict[int, tuple[Pod, PodTotals]] = {}
 
     def add(self, p: Pass) -> None:
         state = self._nodes[p.node]
@@ -131,8 +147,28 @@ class ResultBuilder:
         state.reasons[result.reason if not result.evictions else "evicted"] += 1
         self._add_signals(p, state)
         self._add_conditions(p, state)
+        self._add_overcommit(p, state)
         for eviction in result.evictions:
+            state.first_eviction = state.first_eviction or p.time
             self._evictions.append(self._eviction(p, state.run, eviction))
+
+    def _pod_totals(self, pod: Pod) -> PodTotals:
+        found = self._totals.get(id(pod))
+        if found is None or found[0] is not pod:
+            found = self._totals[id(pod)] = (pod, pod_totals(pod))
+        return found[1]
+
+    def _add_overcommit(self, p: Pass, state: _NodeState) -> None:
+        """Σ requests / Σ limits of the pods in force at this pass (the candidates: active, not yet evicted)."""
+        totals = [self._pod_totals(pod) for pod in p.candidates]
+        cols = self._overcommit
+        for resource in OVERCOMMIT_RESOURCES:
+            for name, value in (("node", p.node), ("tick", p.tick), ("time", p.time), ("resource", resource),
+                                ("requests", sum(t.requests.get(resource, 0) for t in totals)),
+                                ("limits", sum(t.limits.get(resource, 0) for t in totals)),
+                                ("allocatable", state.allocatable.get(resource)),
+                                ("pods_without_limit", sum(1 for t in totals if resource in t.unbounded))):
+                cols[name].append(value)
 
     def _add_signals(self, p: Pass, state: _NodeState) -> None:
         manager = state.run.manager
@@ -184,13 +220,14 @@ class ResultBuilder:
                 threshold_value = get_threshold_quantity(threshold.value, obs.capacity).int_value()
             facts = rank_facts(result.ranking, result.stats, threshold.signal, run.topology.dedicated_image_fs,
                                run.topology.split_container_image_fs, run.settings.profile)
-            ranking = tuple(
+            ranking = explain_ranking(tuple(
                 RankedPod(i, f.namespace, f.pod, ranked.uid, ranked.qos_class, f.priority, f.has_stats,
                           f.exceeds_request, _int(f.usage), _int(f.request), _int(f.usage_above_request),
                           f.process_count, f.critical, rank_reason(f))
                 for i, (f, ranked) in enumerate(zip(facts, result.ranking, strict=True), 1)
-            )
+            ), pod.uid, threshold.signal)
         owner_kind, owner_name = _owner(pod)
+        comes_back, impact = owner_impact(owner_kind, owner_name)
         return Eviction(
             id=len(self._evictions), node=p.node, tick=p.tick, time=p.time, namespace=pod.namespace, pod=pod.name,
             uid=pod.uid, owner_kind=owner_kind, owner_name=owner_name, qos=pod.qos_class, priority=pod_priority(pod),
@@ -198,10 +235,12 @@ class ResultBuilder:
             hard=threshold.is_hard if threshold else None, observed_available=observed,
             threshold_value=threshold_value, grace_period_override=eviction.grace_period_override,
             message=eviction.message, annotations=dict(eviction.annotations), ranking=ranking,
+            comes_back=comes_back, impact=impact,
         )
 
     def finish(self, notes: Iterable[str] = ()) -> ReplayResult:
         nodes = []
+        overcommit = pl.DataFrame(self._overcommit, schema=OVERCOMMIT_SCHEMA)
         for name, state in self._nodes.items():
             for condition, (start, start_tick) in state.open.items():
                 self._close(name, condition, start, start_tick, None, None)
@@ -218,6 +257,8 @@ class ResultBuilder:
                 max_pod_grace_period_s=cfg.max_pod_grace_period_seconds, passes=state.passes, gaps=run.gaps,
                 errors=tuple(dict.fromkeys(state.errors)), reasons=dict(state.reasons),
                 first_time=state.first, last_time=state.last,
+                overcommit_lead_s=({} if state.first_eviction is None else overcommit_lead(
+                    overcommit.filter(pl.col("node") == name).iter_rows(named=True), state.first_eviction)),
             ))
         rec = self.replay.rec
         interval = recording_interval(rec)
@@ -225,15 +266,21 @@ class ResultBuilder:
         settings = {**self.replay.request.describe(),
                     "digest": settings_digest([r.settings for r in self.replay.runs])}
         extra = [*getattr(rec, "notes", [])]
+        base_notes: tuple[str, ...] = NOTES
+        if self.replay.request.counterfactual:
+            removed = sum(r.counterfactual_removed for r in self.replay.runs)
+            base_notes = (NOTES[0], f"{COUNTERFACTUAL_NOTE}; {removed} pod stats entries removed from later summaries",
+                          *NOTES[2:])
         if any(not n.passes for n in nodes):
             extra.append("nodes with no data in the recording: "
                          + ", ".join(n.node for n in nodes if not n.passes))
         return ReplayResult(
             recording=str(rec.root), interval_seconds=interval, settings=settings, nodes=tuple(nodes),
             evictions=evictions, matches=match(real_evictions(rec), evictions, interval),
-            notes=(*NOTES, *extra, *notes),
+            notes=(*base_notes, *extra, *notes),
             signals=pl.DataFrame(self._signals, schema=SIGNALS_SCHEMA),
             conditions=pl.DataFrame(self._conditions, schema=CONDITIONS_SCHEMA).sort("node", "from", "condition"),
+            overcommit=overcommit,
         )
 
 

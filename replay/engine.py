@@ -20,6 +20,7 @@ from recordings.errors import InputError
 from recordings.pod_timeline import PodsInForce, PodVersion, index_pods_by_node
 from recordings.reader import Recording, TickInfo
 from replay.context import active_pods, infer_topology
+from replay.counterfactual import disk_emptydirs, remove_pods
 from replay.kubelet.api import Node, Pod, Summary, parse_nodes, parse_pods, parse_summary
 from replay.kubelet.manager import EvictionManager, FsTopology, SyncResult
 from replay.results import ReplayResult
@@ -64,6 +65,9 @@ class NodeRun:
     manager: EvictionManager | None = field(init=False, default=None)
     ticks: list[TickInfo] = field(init=False)
     evicted_uids: set[str] = field(init=False, default_factory=set)
+    counterfactual_removed: int = field(init=False, default=0)
+    """Pod stats entries ``--counterfactual`` took off later summaries."""
+    _emptydirs: dict[str, tuple[str, ...]] = field(init=False, default_factory=dict)
     _pods: PodsInForce = field(init=False)
     _parsed: dict[int, Pod] = field(init=False, default_factory=dict)
 
@@ -111,6 +115,10 @@ class NodeRun:
             info = info_by_tick.get(tick)
             if info is None or not info.ok:
                 continue
+            if self.request.counterfactual and self.evicted_uids:
+                raw_summary, freed = remove_pods(raw_summary, self.evicted_uids, self.topology,
+                                                 emptydir_volumes=self._emptydirs)
+                self.counterfactual_removed += len(freed)
             summary = parse_summary(raw_summary, source=f"recording {self.node} tick {tick}")
             if self.manager is None:
                 if self.request.topology is None:
@@ -123,6 +131,7 @@ class NodeRun:
             result = self.manager.synchronize(summary, candidates, when)
             for eviction in result.evictions:
                 self.evicted_uids.add(eviction.pod.uid)
+                self._emptydirs[eviction.pod.uid] = disk_emptydirs(eviction.pod)
             yield Pass(self.node, tick, info.time, when, result, tuple(candidates))
 
 
@@ -137,7 +146,8 @@ def _node_object(rec: Recording, node: str) -> Node | None:
 class Replay:
     """A recording under one set of settings: one :class:`NodeRun` per node, settings resolved up front."""
 
-    def __init__(self, rec: Recording, request: SettingsRequest, nodes: Sequence[str] | None = None) -> None:
+    def __init__(self, rec: Recording, request: SettingsRequest, nodes: Sequence[str] | None = None, *,
+                 pods_by_node: Mapping[str, list[PodVersion]] | None = None) -> None:
         names = rec.nodes()
         if not names:
             raise InputError("the recording has no ticks: nothing to replay", source=str(rec.root))
@@ -149,7 +159,7 @@ class Replay:
             names = [n for n in names if n in nodes]
         self.rec = rec
         self.request = request
-        pods = index_pods_by_node(rec.scan_objects().collect())
+        pods = index_pods_by_node(rec.scan_objects().collect()) if pods_by_node is None else pods_by_node
         self.runs = [NodeRun(rec, n, request, pods.get(n, [])) for n in names]
 
     @property

@@ -43,7 +43,7 @@ EVICTIONS_SCHEMA = _schema({
     "namespace": pl.String, "pod": pl.String, "uid": pl.String, "owner_kind": pl.String, "owner_name": pl.String,
     "qos": pl.String, "priority": pl.Int64, "cause": pl.String, "signal": pl.String, "hard": pl.Boolean,
     "observed_available": pl.Int64, "threshold_value": pl.Int64, "grace_period_override": pl.Int64,
-    "message": pl.String, "annotations": ANNOTATIONS,
+    "message": pl.String, "annotations": ANNOTATIONS, "comes_back": pl.Boolean, "impact": pl.String,
 })
 
 RANKINGS_SCHEMA = _schema({
@@ -51,8 +51,18 @@ RANKINGS_SCHEMA = _schema({
     "namespace": pl.String, "pod": pl.String, "uid": pl.String, "qos": pl.String, "priority": pl.Int64,
     "has_stats": pl.Boolean, "exceeds_request": pl.Boolean, "usage": pl.Int64, "request": pl.Int64,
     "usage_above_request": pl.Int64, "process_count": pl.Int64, "critical": pl.Boolean, "reason": pl.String,
+    "decided_by": pl.String, "margin": pl.Int64,
 })
 """The full ranking at each eviction, best candidate first, with why each pod sits where it does."""
+
+OVERCOMMIT_SCHEMA = _schema({
+    "node": pl.String, "tick": pl.Int64, "time": TIME, "resource": pl.String, "requests": pl.Int64,
+    "limits": pl.Int64, "allocatable": pl.Int64, "pods_without_limit": pl.Int64,
+})
+"""Per pass × resource (memory, ephemeral-storage): Σ requests and Σ limits of the pods in force against the
+node's allocatable (``kubectl describe node``'s "Allocated resources"); a container without a limit adds
+nothing to ``limits`` and its pod is counted in ``pods_without_limit``; ``allocatable`` null when the recording
+has no node object."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +108,9 @@ class NodeResult:
     """Why each pass ended as it did, counted."""
     first_time: datetime | None
     last_time: datetime | None
+    overcommit_lead_s: Mapping[str, float] = field(default_factory=dict)
+    """Resource → seconds the node had been overcommitted (Σ limits > allocatable, without a break) when its
+    first eviction came; only resources overcommitted at that pass, empty with no eviction."""
 
 
 @dataclass(frozen=True)
@@ -118,11 +131,18 @@ class RankedPod:
     process_count: int | None
     critical: bool
     reason: str
+    decided_by: str = ""
+    """Against the evicted pod: ``evicted`` (this is it), ``critical`` (ranked ahead but never evicted), or the
+    first comparator that put this pod behind it: ``stats``, ``exceeds request``, ``priority``, ``usage``,
+    ``processes``, ``tie`` (equal on every comparator: the sort's order decided)."""
+    margin: int | None = None
+    """For ``usage`` / ``processes``: how much less (bytes, inodes or processes) than the evicted pod, i.e. how
+    much more it would have needed to be chosen; for ``priority``: how much higher its priority was."""
 
 
 @dataclass(frozen=True)
 class Eviction:
-    """One pod the kubelet would evict, with the exact Event message and the ranking at that moment."""
+    """One pod the kubelet would evict, with the exact Event message, the ranking at that moment and its impact."""
 
     id: int
     node: str
@@ -146,6 +166,12 @@ class Eviction:
     message: str
     annotations: Mapping[str, str]
     ranking: tuple[RankedPod, ...] = ()
+    comes_back: bool | None = None
+    """Whether a controller recreates the pod (node-pressure eviction leaves the pod ``Failed``): True for a
+    ReplicaSet/ReplicationController/StatefulSet/DaemonSet/Job owner, False for a bare pod or one owned by a
+    custom resource (unless its operator handles evictions), None when not known."""
+    impact: str = ""
+    """One plain sentence saying what becomes of the pod (``replay.impact.owner_impact``)."""
 
 
 @dataclass(frozen=True)
@@ -190,6 +216,8 @@ class ReplayResult:
     signals: pl.DataFrame = field(compare=False, repr=False)
     conditions: pl.DataFrame = field(compare=False, repr=False)
     schema_version: int = SCHEMA_VERSION
+    overcommit: pl.DataFrame = field(compare=False, repr=False,
+                                     default_factory=lambda: pl.DataFrame(schema=OVERCOMMIT_SCHEMA))
 
     def node(self, name: str) -> NodeResult:
         for n in self.nodes:
@@ -205,6 +233,7 @@ class ReplayResult:
             "observed_available": e.observed_available, "threshold_value": e.threshold_value,
             "grace_period_override": e.grace_period_override, "message": e.message,
             "annotations": [{"key": k, "value": v} for k, v in e.annotations.items()],
+            "comes_back": e.comes_back, "impact": e.impact,
         } for e in self.evictions]
         return pl.DataFrame(rows, schema=EVICTIONS_SCHEMA)
 
@@ -214,11 +243,12 @@ class ReplayResult:
             "pod": r.pod, "uid": r.uid, "qos": r.qos, "priority": r.priority, "has_stats": r.has_stats,
             "exceeds_request": r.exceeds_request, "usage": r.usage, "request": r.request,
             "usage_above_request": r.usage_above_request, "process_count": r.process_count,
-            "critical": r.critical, "reason": r.reason,
+            "critical": r.critical, "reason": r.reason, "decided_by": r.decided_by, "margin": r.margin,
         } for e in self.evictions for r in e.ranking]
         return pl.DataFrame(rows, schema=RANKINGS_SCHEMA)
 
     def same_as(self, other: ReplayResult) -> bool:
         """Field for field, frames included (row order as produced)."""
         return (self == other and self.signals.equals(other.signals, null_equal=True)
-                and self.conditions.equals(other.conditions, null_equal=True))
+                and self.conditions.equals(other.conditions, null_equal=True)
+                and self.overcommit.equals(other.overcommit, null_equal=True))

@@ -1,4 +1,4 @@
-"""Writing and reading a results directory (``replay/RESULTS.md``): ``result.json`` plus four Parquet files.
+"""Writing and reading a results directory (``replay/RESULTS.md``): ``result.json`` plus five Parquet files.
 
 The directory is written next to its destination and renamed into place, so a failed or
 interrupted replay never leaves half a result; files are 0600 and the directory 0700, like
@@ -23,6 +23,7 @@ from recordings.errors import InputError
 from replay.results import (
     CONDITIONS_SCHEMA,
     EVICTIONS_SCHEMA,
+    OVERCOMMIT_SCHEMA,
     RANKINGS_SCHEMA,
     SCHEMA_VERSION,
     SIGNALS_SCHEMA,
@@ -38,7 +39,7 @@ from replay.results import (
 RESULT_JSON = "result.json"
 FRAMES: Mapping[str, pl.Schema] = {
     "signals": SIGNALS_SCHEMA, "conditions": CONDITIONS_SCHEMA, "evictions": EVICTIONS_SCHEMA,
-    "rankings": RANKINGS_SCHEMA,
+    "rankings": RANKINGS_SCHEMA, "overcommit": OVERCOMMIT_SCHEMA,
 }
 FORMAT = "evictlens-results"
 
@@ -57,7 +58,7 @@ def _eviction_doc(e: Eviction) -> dict[str, Any]:
         "uid": e.uid, "owner_kind": e.owner_kind, "owner_name": e.owner_name, "qos": e.qos, "priority": e.priority,
         "cause": e.cause, "signal": e.signal, "hard": e.hard, "observed_available": e.observed_available,
         "threshold_value": e.threshold_value, "grace_period_override": e.grace_period_override,
-        "message": e.message, "annotations": dict(e.annotations),
+        "message": e.message, "annotations": dict(e.annotations), "comes_back": e.comes_back, "impact": e.impact,
     }
 
 
@@ -71,7 +72,7 @@ def _node_doc(n: NodeResult) -> dict[str, Any]:
         "pressure_transition_period_ns": n.pressure_transition_period_ns,
         "max_pod_grace_period_s": n.max_pod_grace_period_s, "passes": n.passes, "gaps": n.gaps,
         "errors": list(n.errors), "reasons": dict(n.reasons), "first_time": _time(n.first_time),
-        "last_time": _time(n.last_time),
+        "last_time": _time(n.last_time), "overcommit_lead_s": dict(n.overcommit_lead_s),
     }
 
 
@@ -115,7 +116,8 @@ def write(result: ReplayResult, out: Path) -> None:
     try:
         os.chmod(tmp, 0o700)
         frames = {"signals": result.signals, "conditions": result.conditions,
-                  "evictions": result.evictions_frame(), "rankings": result.rankings_frame()}
+                  "evictions": result.evictions_frame(), "rankings": result.rankings_frame(),
+                  "overcommit": result.overcommit}
         for name, df in frames.items():
             _write_parquet(df, tmp / f"{name}.parquet")
         fd = os.open(tmp / RESULT_JSON, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -135,7 +137,7 @@ def _ranking_by_eviction(df: pl.DataFrame) -> dict[int, tuple[RankedPod, ...]]:
         out.setdefault(row["eviction_id"], []).append(RankedPod(
             row["rank"], row["namespace"], row["pod"], row["uid"], row["qos"], row["priority"], row["has_stats"],
             row["exceeds_request"], row["usage"], row["request"], row["usage_above_request"],
-            row["process_count"], row["critical"], row["reason"]))
+            row["process_count"], row["critical"], row["reason"], row["decided_by"] or "", row["margin"]))
     return {k: tuple(v) for k, v in out.items()}
 
 
@@ -175,12 +177,15 @@ def load(path: str | Path) -> ReplayResult:
                 signal=e["signal"], hard=e["hard"], observed_available=e["observed_available"],
                 threshold_value=e["threshold_value"], grace_period_override=e["grace_period_override"],
                 message=e["message"], annotations=dict(e["annotations"]), ranking=rankings.get(e["id"], ()),
+                comes_back=e.get("comes_back"), impact=e.get("impact") or "",
             )
             for e in doc["evictions"]
         )
         nodes = tuple(
             NodeResult(
-                **{k: v for k, v in n.items() if k not in ("thresholds", "errors", "first_time", "last_time")},
+                **{k: v for k, v in n.items()
+                   if k not in ("thresholds", "errors", "first_time", "last_time", "overcommit_lead_s")},
+                overcommit_lead_s=dict(n.get("overcommit_lead_s") or {}),
                 thresholds=tuple(ThresholdSetting(**t) for t in n["thresholds"]), errors=tuple(n["errors"]),
                 first_time=_parse_time(n["first_time"]), last_time=_parse_time(n["last_time"]),
             )
@@ -196,5 +201,5 @@ def load(path: str | Path) -> ReplayResult:
     return ReplayResult(
         recording=doc["recording"], interval_seconds=doc["interval_seconds"], settings=doc["settings"], nodes=nodes,
         evictions=evictions, matches=matches, notes=tuple(doc["notes"]), signals=frames["signals"],
-        conditions=frames["conditions"], schema_version=doc["schema_version"],
+        conditions=frames["conditions"], schema_version=doc["schema_version"], overcommit=frames["overcommit"],
     )
