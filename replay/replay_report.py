@@ -45,10 +45,15 @@ def fmt_threshold(t: ThresholdSetting) -> str:
 
 
 def marked_diff(old: str, new: str) -> Text:
-    """The new text with additions in green and removals struck through in red."""
+    """``old`` turned into ``new``: ``[-removed-]`` in red, ``{+added+}`` in green (marks survive a pipe)."""
     out = Text()
     for kind, text in diff_segments(old, new):
-        out.append(text, style={"same": "", "old": "red strike", "new": "bold green"}[kind])
+        if kind == "same":
+            out.append(text)
+        elif kind == "old":
+            out.append(f"[-{text}-]", style="red")
+        else:
+            out.append(f"{{+{text}+}}", style="bold green")
     return out
 
 
@@ -59,10 +64,13 @@ def _settings_table(n: NodeResult) -> Table:
     table.add_column("from", overflow="fold")
     src = n.settings_sources
     table.add_row("kubelet version", n.kubelet_version, n.version_source)
+    fields = ["evictionHard"]
+    if any(not t.hard for t in n.thresholds):
+        fields += ["evictionSoft", "evictionSoftGracePeriod"]
+    if any(t.min_reclaim_quantity or t.min_reclaim_percentage for t in n.thresholds):
+        fields.append("evictionMinimumReclaim")
     table.add_row("thresholds", "\n".join(fmt_threshold(t) for t in n.thresholds) or "none",
-                  "\n".join(dict.fromkeys(src.get(k, "") for k in ("evictionHard", "evictionSoft",
-                                                                   "evictionSoftGracePeriod",
-                                                                   "evictionMinimumReclaim") if src.get(k))))
+                  "\n".join(f"{f}: {src[f]}" for f in fields if src.get(f)))
     table.add_row("pressure transition period", format_duration(n.pressure_transition_period_ns),
                   src.get("evictionPressureTransitionPeriod", ""))
     table.add_row("max pod grace period", f"{n.max_pod_grace_period_s}s", src.get("evictionMaxPodGracePeriod", ""))
@@ -88,17 +96,22 @@ def print_result(result: ReplayResult, *, output: str | None = None, console: Co
                       f"{fmt_time(row['to']) if row['to'] else 'the end of the recording'}")
     if result.evictions:
         table = Table(title="evictions the kubelet would make", title_justify="left")
-        for col in ("time", "node", "pod", "cause", "observed / threshold", "grace", "message"):
-            table.add_column(col, overflow="fold", no_wrap=col in ("time",))
+        for col in ("#", "time", "node", "pod", "cause", "observed < threshold", "grace"):
+            table.add_column(col, overflow="fold", no_wrap=col in ("#", "time"))
         for e in result.evictions:
             values = (f"{fmt_bytes(e.observed_available)} < {fmt_bytes(e.threshold_value)}"
                       if e.threshold_value is not None else "limit exceeded")
-            table.add_row(fmt_time(e.time), e.node, f"{e.namespace}/{e.pod}", e.cause, values,
-                          f"{e.grace_period_override}s", Text(repr(e.message)))
+            table.add_row(str(e.id), fmt_time(e.time), e.node, f"{e.namespace}/{e.pod}", e.cause, values,
+                          f"{e.grace_period_override}s")
         out.print(table)
+        for e in result.evictions:
+            out.print(f"[bold]#{e.id}[/bold] {e.namespace}/{e.pod} — Event (Warning, Evicted) message:")
+            out.print(Text("  " + e.message), soft_wrap=True)
+            for key, value in e.annotations.items():
+                out.print(Text(f"  {key}: {value}"), soft_wrap=True)
     if result.matches:
         table = Table(title="real evictions (ground truth) against the replay", title_justify="left")
-        for col in ("pod", "predicted", "in time", "same message", "real message (diff to predicted)"):
+        for col in ("pod", "predicted", "in time", "same message", "real message ([-only real-] {+only predicted+})"):
             table.add_column(col, overflow="fold")
         predicted = {e.id: e for e in result.evictions}
         for m in result.matches:
