@@ -414,7 +414,7 @@ def _replacement_name(template: PodTemplate, generation: int, digest: str) -> st
     base = str(meta.get("generateName") or "")
     if not base:
         head, sep, tail = template.name.rpartition("-")
-        suffixed = sep and len(tail) == 5 and all(ch in _SUFFIX_ALPHABET for ch in tail)
+        suffixed = sep and len(tail) == 5 and all(ch.isdigit() or "a" <= ch <= "z" for ch in tail)
         base = f"{head}-" if suffixed else template.name + "-"
     seed = hashlib.sha256(f"{digest}/{template.namespace}/{template.name}/{generation}".encode()).digest()
     return base + "".join(_SUFFIX_ALPHABET[b % len(_SUFFIX_ALPHABET)] for b in seed[:5])
