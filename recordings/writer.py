@@ -158,6 +158,7 @@ class RecordingWriter:
         parts = fmt.list_parts(self.root)
         for _f, _l, path in parts:  # never build on a damaged part (nor re-checksum one)
             fmt.verify_part(path, required=old.schema_version >= 2, source=str(path))
+        written_as = old.schema_version
         if old.schema_version < fmt.SCHEMA_VERSION:
             self._upgrade(old, parts)
         self.manifest = old
@@ -176,7 +177,9 @@ class RecordingWriter:
             if self._first_unfolded is None:
                 self._first_unfolded = seq
             # a torn tail is crash residue; a frame damaged in the middle refuses the append
-            read = read_segment(path, last=seq == segments[-1][0], skip_bad=False)
+            read = read_segment(path, last=seq == segments[-1][0] or written_as < 2, skip_bad=False)
+            if read.torn:  # crash residue: cut it off so it never sits in the middle of the journal
+                os.truncate(path, read.valid_end)
             for payload in read.payloads:
                 self._adopt(payload)
                 if payload.get("tick") is not None:

@@ -255,3 +255,19 @@ def test_disk_full_while_the_final_part_is_written_stops_cleanly(tmp_path: Path)
     rec = open_recording(root)
     assert [t.index for t in rec.ticks("node-a")] == [0, 1, 2]
     assert rec.scan_node_stats().select(pl.len()).collect().item() == 3
+
+
+def test_append_after_a_crash_cuts_the_torn_tail_so_it_never_sits_mid_journal(tmp_path: Path) -> None:
+    root = tmp_path / "rec"
+    seg = _journal_only(root, 2)
+    intact = seg.stat().st_size
+    with seg.open("ab") as fh:
+        fh.write(encode_frame({"tick": 2, "time": 0, "tables": {}})[:30])
+    w = RecordingWriter(root, fmt.Manifest(), append=True)
+    assert seg.stat().st_size == intact
+    t = w.begin_tick(T0 + 20_000_000)
+    t.add_summary("node-a", SUMMARY, scraped=t.time)
+    w.commit(t)
+    del w  # crashed again: two segments, the first no longer last
+    rec = open_recording(root)
+    assert [t.index for t in rec.ticks("node-a")] == [0, 1, 2] and rec.skipped == []
