@@ -80,8 +80,12 @@ class Plan:
     objects: list[Observation] = field(default_factory=list)
 
 
-def write(root: Path, plan: Plan) -> Path:
-    """Write ``plan`` as a finished recording: objects interleaved with ticks by their times."""
+def write(root: Path, plan: Plan, *, fold_after: Sequence[int] = ()) -> Path:
+    """Write ``plan`` as a finished recording: objects interleaved with ticks by their times.
+
+    ``fold_after``: fold the journal into a part after these tick indexes and leave the parts apart
+    (as a crashed recorder leaves them), instead of finalizing into one part.
+    """
     writer = RecordingWriter(root, fmt.Manifest(source="import"))
     pending = sorted(plan.objects, key=lambda o: o.observed)
     for tick in sorted(plan.ticks, key=lambda t: t.time):
@@ -95,9 +99,16 @@ def write(root: Path, plan: Plan) -> Path:
             else:
                 t.add_summary(node, summary, scraped=micros(tick.time))
         writer.commit(t)
+        if t.index in fold_after:
+            writer.fold()
     for o in pending:
         writer.observe(o.kind, o.body, observed=micros(o.observed), deleted=o.deleted, node=o.node)
-    writer.finalize()
+    if fold_after:
+        writer.flush_objects()
+        writer.fold()
+        writer.close_after_failure()
+    else:
+        writer.finalize()
     return root
 
 
@@ -139,7 +150,7 @@ CONFIGZ = {"kubeletconfig": {"evictionHard": {"memory.available": "1.5Gi"}, "evi
 
 def sidecar_recording(root: Path, *, interval: float = 10.0, tick_offset: float = 0.0, failed_after: float = 1.0,
                       lows: Sequence[bool] = (False, False, True, True, True), version: str = "v1.30.0",
-                      configz: dict[str, Any] | None = CONFIGZ) -> Path:
+                      configz: dict[str, Any] | None = CONFIGZ, fold_after: Sequence[int] = ()) -> Path:
     """The kubelet samples stats every ``interval`` s; the recorder's tick ``i`` starts ``tick_offset`` s after
     sample ``i``; the first low sample makes the kubelet evict alloc-sidecars ``failed_after`` s later (pod
     Failed and an Evicted event, as a real cluster shows them)."""
@@ -161,4 +172,4 @@ def sidecar_recording(root: Path, *, interval: float = 10.0, tick_offset: float 
             pod = pods()[0]
             plan.objects.append(Observation(when, "pod", failed(pod, MESSAGE_1_30)))
             plan.objects.append(Observation(when, "event", evicted_event(pod, MESSAGE_1_30, when)))
-    return write(root, plan)
+    return write(root, plan, fold_after=fold_after)
