@@ -266,14 +266,14 @@ class ResultBuilder:
         settings = {**self.replay.request.describe(),
                     "digest": settings_digest([r.settings for r in self.replay.runs])}
         extra = [*getattr(rec, "notes", [])]
+        if rec.manifest.source == "scenario":
+            extra.append("a scenario recording: its 'real' evictions are those the scenario's own kubelet made in the "
+                         "closed loop that generated it (evicted pods stop using anything from then on)")
         base_notes: tuple[str, ...] = NOTES
         if self.replay.request.counterfactual:
             removed = sum(r.counterfactual_removed for r in self.replay.runs)
             base_notes = (NOTES[0], f"{COUNTERFACTUAL_NOTE}; {removed} pod stats entries removed from later summaries",
                           *NOTES[2:])
-        if any(not n.passes for n in nodes):
-            extra.append("nodes with no data in the recording: "
-                         + ", ".join(n.node for n in nodes if not n.passes))
         return ReplayResult(
             recording=str(rec.root), interval_seconds=interval, settings=settings, nodes=tuple(nodes),
             evictions=evictions, matches=match(real_evictions(rec), evictions, interval),

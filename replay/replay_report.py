@@ -11,8 +11,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from recordings.console import make_console, print_table
 from replay.kubelet.duration import format_duration
-from replay.results import NodeResult, ReplayResult, ThresholdSetting
+from replay.results import Eviction, NodeResult, ReplayResult, ThresholdSetting
 from replay.textdiff import diff_segments
 
 _UNITS = ("", "Ki", "Mi", "Gi", "Ti", "Pi")
@@ -81,19 +82,66 @@ def _settings_table(n: NodeResult) -> Table:
     return table
 
 
+def overcommit_lines(result: ReplayResult, n: NodeResult) -> list[str]:
+    """Σ requests / Σ limits against allocatable at the node's first eviction (else its last pass), and how
+    long the node had been overcommitted before that eviction."""
+    df = result.overcommit.filter(result.overcommit["node"] == n.node)
+    if df.is_empty():
+        return []
+    first = min((e.time for e in result.evictions if e.node == n.node), default=None)
+    at = df.filter(df["time"] <= first) if first is not None else df
+    if at.is_empty():
+        return []
+    tick = at["tick"].max()
+    lines = []
+    for row in at.filter(at["tick"] == tick).iter_rows(named=True):
+        alloc = row["allocatable"]
+        ratio = f" ({row['limits'] / alloc:.2f}× allocatable)" if alloc else ""
+        over = alloc is not None and row["limits"] > alloc
+        lead = n.overcommit_lead_s.get(row["resource"])
+        when = "at the first eviction" if first is not None else "at the last pass"
+        text = (f"  {row['resource']} {when}: requests {fmt_bytes(row['requests'])}, limits {fmt_bytes(row['limits'])}"
+                f"{ratio} of allocatable {fmt_bytes(alloc)}")
+        if row["pods_without_limit"]:
+            text += f"; {row['pods_without_limit']} pods without a limit"
+        if over and lead is not None:
+            text += f"; overcommitted for {lead:g}s before it"
+        elif over:
+            text += "; overcommitted"
+        lines.append(text)
+    return lines
+
+
+def impact_lines(e: Eviction, *, next_in_line: int = 3) -> list[Text]:
+    """Whether the pod comes back, and how close the next pods in the ranking came to being chosen."""
+    style = "" if e.comes_back else "bold red"
+    out = [Text.assemble("  impact: ", (e.impact or "not known", style))]
+    evicted = next((r for r in e.ranking if r.decided_by == "evicted"), None)
+    if evicted is not None:
+        unit = "processes" if e.signal == "pid.available" else "bytes"
+        for r in [r for r in e.ranking if r.rank > evicted.rank][:next_in_line]:
+            how = r.decided_by
+            if r.margin is not None and how in ("usage", "processes"):
+                how += f", {fmt_bytes(r.margin) if unit == 'bytes' else r.margin} short"
+            elif r.margin is not None and how == "priority":
+                how += f" {r.margin:+d}"
+            out.append(Text(f"  rank {r.rank} {r.namespace}/{r.pod}: kept by {how} ({r.reason})"))
+    return out
+
+
 def print_result(result: ReplayResult, *, output: str | None = None, console: Console | None = None) -> None:
-    out = console or Console(highlight=False)
-    if console is None and not out.is_terminal:
-        out = Console(highlight=False, width=132)
+    out = console or make_console()
     for n in result.nodes:
         out.print(f"[bold]node {n.node}[/bold] — kubelet {n.kubelet_version}: {n.passes} passes, {n.gaps} gaps, "
                   f"{sum(1 for e in result.evictions if e.node == n.node)} predicted evictions")
-        out.print(_settings_table(n))
+        print_table(out, _settings_table(n))
         for error in n.errors:
             out.print(f"  [red]synchronize failed:[/red] {error}")
         for row in result.conditions.filter(result.conditions["node"] == n.node).iter_rows(named=True):
             out.print(f"  {row['condition']} from {fmt_time(row['from'])} to "
                       f"{fmt_time(row['to']) if row['to'] else 'the end of the recording'}")
+        for line in overcommit_lines(result, n):
+            out.print(line, markup=False)
     if result.evictions:
         table = Table(title="evictions the kubelet would make", title_justify="left")
         for col in ("#", "time", "node", "pod", "cause", "observed < threshold", "grace"):
@@ -103,12 +151,14 @@ def print_result(result: ReplayResult, *, output: str | None = None, console: Co
                       if e.threshold_value is not None else "limit exceeded")
             table.add_row(str(e.id), fmt_time(e.time), e.node, f"{e.namespace}/{e.pod}", e.cause, values,
                           f"{e.grace_period_override}s")
-        out.print(table)
+        print_table(out, table)
         for e in result.evictions:
             out.print(f"[bold]#{e.id}[/bold] {e.namespace}/{e.pod} — Event (Warning, Evicted) message:")
             out.print(Text("  " + e.message), soft_wrap=True)
             for key, value in e.annotations.items():
                 out.print(Text(f"  {key}: {value}"), soft_wrap=True)
+            for line in impact_lines(e):
+                out.print(line, soft_wrap=True)
     if result.matches:
         table = Table(title="real evictions (ground truth) against the replay", title_justify="left")
         for col in ("pod", "predicted", "in time", "same message", "real message ([-only real-] {+only predicted+})"):
@@ -122,7 +172,7 @@ def print_result(result: ReplayResult, *, output: str | None = None, console: Co
             in_time = {None: "—", True: "yes", False: "[red]no[/red]"}[m.within_interval]
             table.add_row(f"{m.real.namespace}/{m.real.pod}", "yes" if m.same_pod else "[red]no[/red]", in_time,
                           "yes" if m.same_message else "no", text)
-        out.print(table)
+        print_table(out, table)
     for note in result.notes:
         out.print(f"note: {note}", markup=False)
     matched = sum(1 for m in result.matches if m.same_pod)

@@ -8,22 +8,47 @@ This module parses arguments and picks a renderer; the work is :mod:`replay.engi
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
 
+from recordings.errors import InputError
 from replay.cli_args import add_kubelet_arguments, request_from_args
+from replay.counterfactual import add_counterfactual_argument
 
 
 def run_replay(args: argparse.Namespace) -> int:
+    if args.sample:
+        return _replay_sample(args)
+    if not args.recording:
+        raise InputError("give a recording directory, or --sample NAME for a bundled scenario", field="recording")
+    return _replay(args, args.recording)
+
+
+def _replay_sample(args: argparse.Namespace) -> int:
+    """A bundled scenario generated (closed loop, as its own kubelet) into a temporary recording, then replayed."""
+    import tempfile
+
+    from recordings.scenarios import load_bundled
+    from replay.scenario import run_scenario
+
+    if args.recording:
+        raise InputError("give a recording or --sample, not both", field="--sample")
+    with tempfile.TemporaryDirectory(prefix="evictlens-sample-") as tmp:
+        run_scenario(load_bundled(args.sample), Path(tmp) / args.sample)
+        return _replay(args, str(Path(tmp) / args.sample))
+
+
+def _replay(args: argparse.Namespace, recording: str) -> int:
     from recordings.reader import open_recording
     from replay.collect import ResultBuilder
     from replay.engine import Replay
     from replay.progress import progress_bar
     from replay.results_io import to_json, write
 
-    request = request_from_args(args)
-    rec = open_recording(args.recording, skip_bad=args.skip_bad)
+    request = dataclasses.replace(request_from_args(args), counterfactual=args.counterfactual)
+    rec = open_recording(recording, skip_bad=args.skip_bad)
     replay = Replay(rec, request, args.node)
     builder = ResultBuilder(replay)
     with progress_bar("replaying", replay.total_passes, enabled=not args.json) as advance:
@@ -55,9 +80,13 @@ def add_replay_parser(sub: Any) -> None:
         "  evictlens replay rec/ --eviction-hard 'memory.available<500Mi' --eviction-pressure-transition-period 1m",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("recording", help="a recording directory written by evictlens record / import / scenario, e.g. rec/")
+    p.add_argument("recording", nargs="?",
+                   help="a recording directory written by evictlens record / import / scenario, e.g. rec/")
+    p.add_argument("--sample", metavar="NAME",
+                   help="replay a bundled scenario instead (see evictlens scenario --list), e.g. sidecar-stress")
     p.add_argument("--node", action="append", metavar="NAME", help="only this node (repeatable), e.g. kind-worker")
     add_kubelet_arguments(p, per_node=True)
+    add_counterfactual_argument(p)
     out = p.add_argument_group("output")
     out.add_argument("-o", "--output", metavar="DIR",
                      help="write the results directory (result.json + Parquet, see replay/RESULTS.md), e.g. out/")
