@@ -271,3 +271,15 @@ def test_append_after_a_crash_cuts_the_torn_tail_so_it_never_sits_mid_journal(tm
     del w  # crashed again: two segments, the first no longer last
     rec = open_recording(root)
     assert [t.index for t in rec.ticks("node-a")] == [0, 1, 2] and rec.skipped == []
+
+
+def test_compaction_refuses_to_give_a_damaged_part_a_fresh_checksum(tmp_path: Path) -> None:
+    root = tmp_path / "rec"
+    w = _record(root, 4, finalize=False, fold_at=(1, 3))  # two parts
+    f = _part_file(root, "pod_stats.parquet", 0)
+    data = bytearray(f.read_bytes())
+    data[200] ^= 0x01
+    f.write_bytes(bytes(data))
+    with pytest.raises(RecordingError, match=r"pod_stats\.parquet: corrupted"):
+        w.finalize()
+    assert len(fmt.list_parts(root)) == 2 and not list((root / fmt.PARTS_DIR).glob("*.tmp"))
