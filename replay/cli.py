@@ -111,6 +111,16 @@ _COMMANDS["scenario"] = _Command(
     "build a recording from a scenario file: node pressure reproduced without a cluster", _add_scenario)
 
 
+def _add_whatif(sub: SubParsers) -> None:
+    from replay.whatif_cli import add_whatif_parser
+
+    add_whatif_parser(sub)
+
+
+_COMMANDS["whatif"] = _Command("replay one recording under several settings and compare who is evicted, and when",
+                               _add_whatif)
+
+
 class _VersionAction(argparse.Action):
     """``--version``, reading the installed version only when asked (importlib.metadata costs ~30 ms)."""
 

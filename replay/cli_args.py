@@ -19,17 +19,21 @@ from replay.kubelet.versions import KNOWN_VERSIONS, VersionProfile, parse_featur
 from replay.settings import DEFAULT_VERSION, Baseline, SettingsRequest
 
 
-def add_kubelet_arguments(p: argparse.ArgumentParser, *, per_node: bool = False) -> None:
-    """The configuration and behaviour groups; each flag applies on top of whatever the baseline is."""
+def add_kubelet_arguments(p: argparse.ArgumentParser, *, per_node: bool = False, variants: bool = False) -> None:
+    """The configuration and behaviour groups; each flag applies on top of whatever the baseline is.
+
+    ``variants`` (``whatif``): ``--config``, ``--configz`` and ``--eviction-pressure-transition-period`` may be
+    repeated too, each occurrence a variant (:mod:`replay.whatif`)."""
+    repeat = "append" if variants else "store"
     where = ("each node's recorded /configz, else the kubelet's defaults for that node's version" if per_node
              else "the kubelet's defaults for the version")
     cfg = p.add_argument_group(
         "kubelet eviction configuration",
         f"Baseline: --config or --configz if given, else {where}. Every eviction flag below then replaces its "
         "field of the baseline, as the kubelet's flags override its config file.")
-    cfg.add_argument("--config", metavar="FILE",
+    cfg.add_argument("--config", action=repeat, metavar="FILE",
                      help="a KubeletConfiguration file (YAML or JSON), e.g. /var/lib/kubelet/config.yaml")
-    cfg.add_argument("--configz", metavar="FILE",
+    cfg.add_argument("--configz", action=repeat, metavar="FILE",
                      help="saved output of: kubectl get --raw /api/v1/nodes/NODE/proxy/configz")
     cfg.add_argument("--eviction-hard", action="append", metavar="MAP",
                      help="hard thresholds, replacing the baseline's: "
@@ -42,7 +46,7 @@ def add_kubelet_arguments(p: argparse.ArgumentParser, *, per_node: bool = False)
                      help="minimum reclaim per signal: e.g. 'memory.available=500Mi,imagefs.available=2Gi'")
     cfg.add_argument("--eviction-max-pod-grace-period", type=int, default=None, metavar="SECONDS",
                      help="cap on a soft eviction's pod grace period, e.g. 30 (default: the baseline's, 0)")
-    cfg.add_argument("--eviction-pressure-transition-period", metavar="DURATION",
+    cfg.add_argument("--eviction-pressure-transition-period", action=repeat, metavar="DURATION",
                      help="how long a pressure condition is held after it clears, e.g. 1m (default 5m0s)")
     beh = p.add_argument_group("behaviour")
     default = "each node's kubeletVersion, else " + DEFAULT_VERSION if per_node else (

@@ -171,15 +171,12 @@ def explain_ranking(ranking: tuple[RankedPod, ...], evicted_uid: str, signal: st
     for r in ranking:
         if r.uid == evicted_uid:
             out.append(replace(r, decided_by="evicted"))
+        elif r.critical:
+            out.append(replace(r, decided_by="critical"))
         elif r.rank < evicted.rank:
-            out.append(replace(r, decided_by="critical" if r.critical else "ahead"))
+            out.append(replace(r, decided_by="ahead"))
         else:
             how, margin = decided_by(r, evicted, signal)
             out.append(replace(r, decided_by=how, margin=margin))
     return tuple(out)
 
-
-def describe_rank(r: RankedPod) -> str:
-    """``rank 2: usage − request 48Mi less`` style text for renderers (bytes left raw)."""
-    margin = "" if r.margin is None else f" ({r.margin:+d})"
-    return f"{r.decided_by}{margin}"

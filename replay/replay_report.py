@@ -157,8 +157,8 @@ def print_result(result: ReplayResult, *, output: str | None = None, console: Co
             out.print(Text("  " + e.message), soft_wrap=True)
             for key, value in e.annotations.items():
                 out.print(Text(f"  {key}: {value}"), soft_wrap=True)
-            for line in impact_lines(e):
-                out.print(line, soft_wrap=True)
+            for impact in impact_lines(e):
+                out.print(impact, soft_wrap=True)
     if result.matches:
         table = Table(title="real evictions (ground truth) against the replay", title_justify="left")
         for col in ("pod", "predicted", "in time", "same message", "real message ([-only real-] {+only predicted+})"):

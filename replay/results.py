@@ -132,7 +132,7 @@ class RankedPod:
     critical: bool
     reason: str
     decided_by: str = ""
-    """Against the evicted pod: ``evicted`` (this is it), ``critical`` (ranked ahead but never evicted), or the
+    """Against the evicted pod: ``evicted`` (this is it), ``critical`` (never evicted, wherever it ranks), or the
     first comparator that put this pod behind it: ``stats``, ``exceeds request``, ``priority``, ``usage``,
     ``processes``, ``tie`` (equal on every comparator: the sort's order decided)."""
     margin: int | None = None

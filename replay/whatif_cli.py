@@ -1,0 +1,171 @@
+"""``evictlens whatif REC``: one recording, several settings, one comparison table.
+
+Arguments and rendering only; the variants are :mod:`replay.whatif`, the comparison
+:mod:`replay.compare`. ``-o OUT`` writes ``OUT/variant-N/`` (each a results directory,
+``replay/RESULTS.md``) plus ``compare.json`` and ``compare.parquet``, all or nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from replay.cli_args import add_kubelet_arguments
+from replay.counterfactual import add_counterfactual_argument
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from replay.compare import Comparison
+    from replay.results import ReplayResult
+
+COMPARE_JSON = "compare.json"
+COMPARE_PARQUET = "compare.parquet"
+
+
+def write_output(results: list[ReplayResult], comparison: Comparison, out: Path) -> None:
+    """``out/variant-N/`` per variant plus the comparison, renamed into place whole; only a previous what-if
+    output (or an empty directory) is replaced."""
+    import orjson
+
+    from recordings.errors import InputError
+    from replay.compare import to_document
+    from replay.results_io import write
+
+    out = Path(out)
+    if out.exists() and not (out / COMPARE_JSON).is_file() and (not out.is_dir() or any(out.iterdir())):
+        raise InputError("exists and is not a what-if output directory (choose a new path)", source=str(out))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        os.chmod(tmp, 0o700)
+        for i, result in enumerate(results):
+            write(result, tmp / f"variant-{i}")
+        fd = os.open(tmp / COMPARE_JSON, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(orjson.dumps(to_document(comparison), option=orjson.OPT_INDENT_2) + b"\n")
+        fd = os.open(tmp / COMPARE_PARQUET, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            comparison.frame.write_parquet(fh, compression="zstd")
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _fmt_s(seconds: float) -> str:
+    s = round(seconds)
+    return f"{s // 3600}h{s % 3600 // 60:02d}m{s % 60:02d}s" if s >= 3600 else (
+        f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s")
+
+
+def print_comparison(c: Comparison, *, output: str | None = None, console: Console | None = None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from replay.replay_report import fmt_time, marked_diff
+
+    out = console or Console(highlight=False)
+    if console is None and not out.is_terminal:
+        out = Console(highlight=False, width=160)
+    table = Table(title=f"what if: {c.recording}", title_justify="left")
+    for col in ("#", "variant", "kubelet", "evictions", "pods", "first eviction", "pressure",
+                "real predicted", "not coming back"):
+        table.add_column(col, overflow="fold", justify="right" if col in ("#", "evictions", "pods") else "left")
+    for v in c.variants:
+        pressure = ", ".join(f"{k} {_fmt_s(s)}" for k, s in v.pressure_s.items()) or "none"
+        real = f"{v.matched}/{v.real} ({v.matched_exact} exact message)" if v.real else "— (none recorded)"
+        gone = f"[red]{v.not_coming_back}[/red]" if v.not_coming_back else "0"
+        table.add_row(str(v.index), v.label, ",".join(v.kubelet_versions), str(v.evictions), str(v.pods_evicted),
+                      fmt_time(v.first_eviction), pressure, real, gone)
+    out.print(table)
+    if not c.pods:
+        out.print("every variant evicts the same pods at the same times with the same messages")
+    else:
+        pods = Table(title="pods whose fate differs (first eviction per variant)", title_justify="left")
+        pods.add_column("pod", overflow="fold")
+        for v in c.variants:
+            pods.add_column(f"#{v.index}", no_wrap=True)
+        pods.add_column("impact", overflow="fold")
+        for p in c.pods:
+            impact = p.impact if p.comes_back is not False else f"[red]{p.impact}[/red]"
+            pods.add_row(f"{p.namespace}/{p.pod}", *(fmt_time(e.time) if e else "—" for e in p.evictions), impact)
+        out.print(pods)
+        differing = [p for p in c.pods if p.messages_differ]
+        for p in differing:
+            base = next(e for e in p.evictions if e is not None)
+            msgs = Table(title=f"messages for {p.namespace}/{p.pod} (changes against #{p.evictions.index(base)} "
+                         "marked)", title_justify="left")
+            msgs.add_column("#", justify="right")
+            msgs.add_column("variant", overflow="fold")
+            msgs.add_column("message", overflow="fold")
+            for v, e in zip(c.variants, p.evictions, strict=True):
+                if e is not None:
+                    msgs.add_row(str(v.index), v.label, marked_diff(base.message, e.message) if e is not base
+                                 else Text(e.message))
+            out.print(msgs)
+    where = f"; results in {output}" if output else ""
+    out.print(f"{len(c.variants)} variants, {len(c.pods)} pods whose fate differs{where}", markup=False)
+
+
+def run_whatif(args: argparse.Namespace) -> int:
+    import orjson
+
+    from recordings.reader import open_recording
+    from replay.compare import compare, to_document
+    from replay.progress import progress_bar
+    from replay.whatif import replays, run_variants, variants_from_args
+
+    variants = variants_from_args(args)
+    rec = open_recording(args.recording, skip_bad=args.skip_bad)
+    runs = replays(rec, variants, args.node)
+    skipped = [f"skipped (--skip-bad): {s}" for s in getattr(rec, "skipped", [])]
+    with progress_bar("what if", sum(r.total_passes for r in runs), enabled=not args.json) as advance:
+        results = run_variants(runs, notes=skipped, advance=advance)
+    comparison = compare(results)
+    if args.output:
+        write_output(results, comparison, Path(args.output))
+    if args.json:
+        sys.stdout.buffer.write(orjson.dumps(to_document(comparison), option=orjson.OPT_INDENT_2) + b"\n")
+    else:
+        print_comparison(comparison, output=args.output)
+    return 0
+
+
+def add_whatif_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "whatif",
+        help="replay one recording under several settings and compare who is evicted, and when",
+        description="Replay one recording under several settings and compare them in one table. Variant 0 is "
+        "always the recorded settings (each node's /configz and kubeletVersion). Each occurrence of "
+        "--eviction-hard, --eviction-soft (paired with --eviction-soft-grace-period by position), "
+        "--eviction-minimum-reclaim, --eviction-pressure-transition-period or --config/--configz is one variant; "
+        "--kubelet-version takes a comma-separated list; when several are given the variants are their product. "
+        "--feature-gates, --eviction-max-pod-grace-period and the filesystem flags apply to every variant but "
+        "the baseline.",
+        epilog="examples:\n"
+        "  evictlens whatif rec/ --eviction-hard 'memory.available<100Mi' --eviction-hard 'memory.available<500Mi'\n"
+        "  evictlens whatif rec/ --kubelet-version 1.30,1.32\n"
+        "  evictlens whatif rec/ --eviction-hard 'memory.available<1Gi' --kubelet-version 1.30,1.32 -o out/",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("recording", help="a recording directory written by evictlens record / import / scenario, e.g. rec/")
+    p.add_argument("--node", action="append", metavar="NAME", help="only this node (repeatable), e.g. kind-worker")
+    add_kubelet_arguments(p, per_node=True, variants=True)
+    add_counterfactual_argument(p)
+    out = p.add_argument_group("output")
+    out.add_argument("-o", "--output", metavar="DIR",
+                     help="write OUT/variant-N/ (results directories, see replay/RESULTS.md) plus compare.json and "
+                     "compare.parquet, e.g. out/")
+    out.add_argument("--json", action="store_true", help="print compare.json to stdout instead of tables")
+    out.add_argument("--skip-bad", action="store_true",
+                     help="replay what is readable of a damaged recording and list what was skipped")
+    p.set_defaults(func=run_whatif)
