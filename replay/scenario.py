@@ -138,7 +138,7 @@ def run_scenario(
                 if result.error:
                     raise InputError(f"the kubelet's eviction manager refused to run: {result.error}",
                                      source=scenario.file, field=f"nodes {name}")
-                if result.node_event and result.evictions:
+                if result.node_event:
                     run.node_event(name, "EvictionThresholdMet", result.node_event, tick.time)
                 for ev in result.evictions:
                     conditions = None

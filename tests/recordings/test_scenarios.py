@@ -337,3 +337,22 @@ def test_every_bundled_scenario_loads_and_the_issue_s_ones_are_there() -> None:
     for name in names:
         sc = load_bundled(name)
         assert sc.name == name and sc.description
+
+
+def test_pods_can_come_from_kubectl_get_pods_json(tmp_path: Path) -> None:
+    import json
+
+    (tmp_path / "pods.json").write_text(json.dumps({"kind": "PodList", "items": [
+        {"metadata": {"name": "a", "namespace": "x", "uid": "u-a"}, "spec": {"containers": [{"name": "c"}]},
+         "status": {"phase": "Pending", "qosClass": "BestEffort"}},
+        {"metadata": {"name": "b", "namespace": "x"}, "spec": {"containers": [{"name": "c"}]}},
+    ]}))
+    text = BASE.split("pods:\n")[0] + "pods:\n  - file: pods.json\n    usage: {c: {memory: 1Mi}}\n"
+    sc = load_scenario(_write(tmp_path, text))
+    assert [p.name for p in sc.pods] == ["a", "b"]
+    pods = _ticks(sc)[0].summaries["n1"]["pods"]
+    assert [(p["podRef"]["uid"] == "u-a", p["memory"]["workingSetBytes"]) for p in pods] == [(True, MI), (False, MI)]
+    only = text.replace("file: pods.json", "file: pods.json\n    name: b")
+    assert [p.name for p in load_scenario(_write(tmp_path, only, "only.yaml")).pods] == ["b"]
+    err = _error(tmp_path, text.replace("c: {memory", "d: {memory"))
+    assert err.field == "pods[0].usage.d"
