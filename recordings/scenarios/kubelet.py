@@ -115,7 +115,8 @@ def parse_version(doc: Located, path: YPath, value: Any) -> tuple[str, int]:
     text = str(value) if isinstance(value, str | float) else None
     m = _VERSION.match(text) if text is not None else None
     if m is None or not 26 <= int(m.group(1)) <= 38:
-        raise doc.error(f"expected a kubelet version from v1.26 to v1.37 (or master), got {value!r}", path)
+        hint = " (quote it: YAML reads 1.30 as the number 1.3)" if isinstance(value, float) else ""
+        raise doc.error(f"expected a kubelet version from v1.26 to v1.37 (or master), got {value!r}{hint}", path)
     minor = int(m.group(1))
     if text is not None and text.count(".") == 1 and not text.startswith("v"):
         return f"v{text}.0", minor
