@@ -1,0 +1,430 @@
+"""Replaying nodes on the fast path, and falling back to the reference where it models less.
+
+Per node and settings request a :class:`NodeReplay` runs chunk by chunk: signals and threshold
+masks from :mod:`replay.fast.signals`, the state machine of :mod:`replay.fast.loop`, and at the
+passes where a threshold is actionable or a local-storage limit may be exceeded, the reference
+manager itself (loaded with the loop's state) on that one parsed summary. Each node yields a
+:class:`NodePartial`; :mod:`replay.fast.merge` turns partials into one ``ReplayResult``.
+
+Falls back to the reference path (``Replay`` + ``collect`` for that node) for: Windows nodes
+(memory.available from the commit charge), ``counterfactual`` requests, a first pass that fails
+(KubeletSeparateDiskGC off on a split filesystem), thresholds the columns cannot compare exactly
+(fractional or ≥ 2^62 quantities, min-reclaim above 100 %) and more than 63 thresholds.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from types import SimpleNamespace
+from typing import Any, cast
+
+import polars as pl
+
+from recordings.pod_timeline import PodVersion, index_pods_by_node
+from recordings.reader import Recording
+from replay.collect import ResultBuilder, _allocatable
+from replay.context import active_pods, infer_topology
+from replay.engine import NodeRun, Pass, Replay
+from recordings.errors import InputError
+from replay.fast.columns import CHUNK_TICKS, Chunk, NodeColumns, StorageUsage
+from replay.fast.loop import StateMachine, to_datetime
+from replay.fast.signals import SIGNALS, ThresholdPlan, observations, plan_thresholds, threshold_columns
+from replay.kubelet.api import parse_summary
+from replay.impact import OVERCOMMIT_RESOURCES, PodTotals, pod_totals
+from replay.kubelet.api import Pod
+from replay.kubelet.manager import EvictionManager, FsTopology, SyncResult
+from replay.kubelet.thresholds import Threshold
+from replay.results import CONDITIONS_SCHEMA, OVERCOMMIT_SCHEMA, SIGNALS_SCHEMA, Eviction, ReplayResult
+from replay.settings import NodeSettings, SettingsRequest
+
+
+@dataclass
+class NodePartial:
+    """One node's share of a ReplayResult: what ResultBuilder keeps for it (eviction ids local, from 0)."""
+
+    node: str
+    settings: NodeSettings
+    topology: FsTopology
+    topology_source: str
+    thresholds: list[Threshold] | None
+    """The manager's thresholds (None: no manager, no pass)."""
+    gaps: int
+    counterfactual_removed: int
+    passes: int
+    reasons: dict[str, int]
+    errors: list[str]
+    first: datetime | None
+    last: datetime | None
+    open: dict[str, tuple[datetime, int]]
+    first_eviction: datetime | None
+    evictions: list[Eviction]
+    signals: pl.DataFrame
+    conditions: pl.DataFrame
+    """Closed intervals only; ``open`` ones are closed by ResultBuilder.finish."""
+    overcommit: pl.DataFrame
+
+
+def unsupported(request: SettingsRequest, run: NodeRun) -> str | None:
+    """Why the fast path does not model this node under this request (None: it does)."""
+    if getattr(request, "counterfactual", False):
+        return "counterfactual replay"
+    if run.settings.platform != "linux":
+        return f"platform {run.settings.platform}"
+    return None
+
+
+class NodeReplay:
+    """One node under one request, fed chunk by chunk."""
+
+    def __init__(self, run: NodeRun) -> None:
+        self.run = run
+        self.node = run.node
+        self.cfg = run.settings.config
+        self.fallback: str | None = unsupported(run.request, run)
+        self.manager: EvictionManager | None = None
+        self.machine: StateMachine | None = None
+        self.plans: list[ThresholdPlan] = []
+        self.no_thresholds = False
+        self.storage: frozenset[int] = frozenset()
+        self.passes = 0
+        self.reasons: Counter[str] = Counter()
+        self.errors: list[str] = []
+        self.first: datetime | None = None
+        self.last: datetime | None = None
+        self.open: dict[str, tuple[datetime, int]] = {}
+        self.cond_rows: dict[str, list[Any]] = {name: [] for name in CONDITIONS_SCHEMA.names()}
+        self.signal_frames: list[pl.DataFrame] = []
+        self.evictions: list[Eviction] = []
+        self._eviction_shim = SimpleNamespace(_evictions=self.evictions)
+        self._frame: pl.DataFrame | None = None
+        self.candidates: set[int] = set()
+        self.first_eviction: datetime | None = None
+        self.late: dict[int, list[str]] = {}
+        self.allocatable: dict[str, int] = _allocatable(run)
+        self.over_rows: dict[str, list[Any]] = {name: [] for name in OVERCOMMIT_SCHEMA.names()}
+        self._totals: dict[int, PodTotals] = {}
+        self._over_key: Any = None
+        self._over_values: list[tuple[int, int, int]] = []
+
+    # -- set-up at the first pass ---------------------------------------------------------------
+    def start(self, node_summary: dict[str, Any], first_tick: int, storage: Callable[[], StorageUsage],
+              late: dict[int, list[str]]) -> None:
+        run = self.run
+        self.late = late
+        summary = parse_summary(node_summary, source=f"recording {self.node} tick {first_tick}")
+        if run.request.topology is None:
+            run.topology, run.topology_source = infer_topology(summary)
+        manager = EvictionManager(self.cfg, run.settings.profile, run.topology, platform=run.settings.platform)
+        self.manager = run.manager = manager
+        if not manager.thresholds and not self.cfg.local_storage_capacity_isolation:
+            self.no_thresholds = True
+            return
+        error = manager._first_pass()
+        if error is not None:
+            self.fallback = "first pass failed"
+            return
+        plans = plan_thresholds(manager.thresholds)
+        if plans is None or len(plans) > 63:
+            self.fallback = "thresholds outside the columnar model"
+            return
+        self.plans = plans
+        self.machine = StateMachine(manager.thresholds, self.cfg.pressure_transition_period)
+        if self.cfg.local_storage_capacity_isolation:
+            self.storage = storage().ticks(run.topology.dedicated_image_fs)
+
+    # -- per chunk ------------------------------------------------------------------------------
+    def prepare(self, chunk: Chunk) -> set[int]:
+        """Compute the chunk's columns; the ticks whose whole summary may be needed."""
+        if self.no_thresholds or self.fallback:
+            return set()
+        obs = observations(chunk.node_rows, chunk.pods_rows, chunk.tick_times)
+        self._frame = threshold_columns(obs, self.plans)
+        met_any = self._frame.filter(pl.col("m1") != 0)["tick"].to_list()
+        ticks = set(chunk.infos)
+        self.candidates = {int(t) for t in met_any} | (self.storage & ticks)
+        return self.candidates
+
+    def run_chunk(self, chunk: Chunk, summaries: dict[int, Callable[[], dict[str, Any]]]) -> None:
+        if self.fallback:
+            return
+        if self.no_thresholds:
+            self._no_thresholds(chunk)
+            return
+        frame = self._frame
+        assert frame is not None and self.machine is not None
+        self._frame = None
+        machine = self.machine
+        ticks = frame["tick"].to_list()
+        whens = frame["when"].to_list()
+        m0s, m1s, presents = frame["m0"].to_list(), frame["m1"].to_list(), frame["present"].to_list()
+        times = list(zip(*(frame[f"t{k}"].to_list() for k in range(len(SIGNALS))), strict=True))
+        met_masks: list[int] = []
+        act_masks: list[int] = []
+        pass_times: list[datetime] = []
+        storage = self.storage
+        for idx, tick in enumerate(ticks):
+            now = whens[idx]
+            when = to_datetime(now)
+            pass_times.append(when)
+            before = machine.state
+            step = machine.step(now, m0s[idx], m1s[idx], presents[idx], times[idx])
+            conditions: Sequence[str] = step.conditions
+            if step.actionable or tick in storage:
+                result, candidates = self._delegate(chunk, tick, when, before, summaries[tick])
+                self._overcommit(tick, when, candidates)
+                met_mask = act_mask = 0
+                for i, t in enumerate(machine.thresholds):
+                    met_mask |= (t in result.thresholds_met) << i
+                    act_mask |= (t in result.thresholds_actionable) << i
+                met_masks.append(met_mask)
+                act_masks.append(act_mask)
+                reason = result.reason if not result.evictions else "evicted"
+                conditions = result.node_conditions
+            else:
+                met_masks.append(step.met_mask)
+                act_masks.append(step.actionable_mask)
+                reason = step.reason
+                self._overcommit(tick, when, None)
+            self.reasons[reason] += 1
+            self._pass(tick, when, conditions)
+        self.signal_frames.append(self._signals(frame, pass_times, met_masks, act_masks))
+
+    def _pass(self, tick: int, when: datetime, conditions: Sequence[str]) -> None:
+        """ResultBuilder.add's counting and _add_conditions."""
+        self.passes += 1
+        self.first = self.first or when
+        self.last = when
+        on = set(conditions)
+        for condition in sorted(set(self.open) - on):
+            start, start_tick = self.open.pop(condition)
+            self._close(condition, start, start_tick, when, tick)
+        for condition in conditions:
+            self.open.setdefault(condition, (when, tick))
+
+    def _close(self, condition: str, start: datetime, start_tick: int, end: datetime | None,
+               end_tick: int | None) -> None:
+        for name, value in (("node", self.node), ("condition", condition), ("from", start), ("to", end),
+                            ("from_tick", start_tick), ("to_tick", end_tick)):
+            self.cond_rows[name].append(value)
+
+    def _no_thresholds(self, chunk: Chunk) -> None:
+        obs = observations(chunk.node_rows, chunk.pods_rows, chunk.tick_times)
+        for tick, now in zip(obs["tick"].to_list(), obs["when"].to_list(), strict=True):
+            self.reasons["no eviction thresholds configured"] += 1
+            when = to_datetime(now)
+            self._overcommit(tick, when, None)
+            self._pass(tick, when, ())
+
+    def _delegate(self, chunk: Chunk, tick: int, when: datetime, before: Any,
+                  summary_of: Callable[[], dict[str, Any]]) -> tuple[SyncResult, list[Pod]]:
+        """Run the reference manager on this one pass, loaded with the loop's state before it."""
+        run, manager, machine = self.run, self.manager, self.machine
+        assert manager is not None and machine is not None
+        summary = parse_summary(summary_of(), source=f"recording {self.node} tick {tick}")
+        machine.load_into(manager, before)
+        candidates = [p for p in active_pods(run.pods_at(when, summary), self.node) if p.uid not in run.evicted_uids]
+        result = manager.synchronize(summary, candidates, when)
+        if result.error:
+            self.errors.append(result.error)
+        if result.evictions:
+            self.first_eviction = self.first_eviction or when
+        p = Pass(self.node, tick, chunk.infos[tick].time, when, result, tuple(candidates))
+        for eviction in result.evictions:
+            run.evicted_uids.add(eviction.pod.uid)
+            record = ResultBuilder._eviction(cast(Any, self._eviction_shim), p, run, eviction)
+            self.evictions.append(record)
+        return result, candidates
+
+    def _pod_totals(self, pod: Pod) -> PodTotals:
+        found = self._totals.get(id(pod))
+        if found is None:
+            found = self._totals[id(pod)] = pod_totals(pod)
+        return found
+
+    def _overcommit(self, tick: int, when: datetime, candidates: Sequence[Pod] | None) -> None:
+        """ResultBuilder._add_overcommit over the pass's candidates, recomputed only when they change."""
+        run = self.run
+        if candidates is None:
+            in_force = run._pods.at(when)
+            late = []
+            for uid in self.late.get(tick, ()):
+                if uid not in in_force:
+                    first = run._pods.first_version(uid)
+                    if first is not None and first.observed > when:
+                        late.append(first)
+            key = (run._pods._next, tuple(v.seq for v in late), len(run.evicted_uids))
+            if key != self._over_key:
+                pods = [run._pod(v) for v in (*in_force.values(), *late)]
+                candidates = [p for p in active_pods(pods, self.node) if p.uid not in run.evicted_uids]
+                self._over_key = key
+                self._over_values = self._sums(candidates)
+        else:
+            self._over_key = None
+            self._over_values = self._sums(candidates)
+        cols = self.over_rows
+        for resource, (requests, limits, unbounded) in zip(OVERCOMMIT_RESOURCES, self._over_values, strict=True):
+            for name, value in (("node", self.node), ("tick", tick), ("time", when), ("resource", resource),
+                                ("requests", requests), ("limits", limits),
+                                ("allocatable", self.allocatable.get(resource)), ("pods_without_limit", unbounded)):
+                cols[name].append(value)
+
+    def _sums(self, candidates: Sequence[Pod]) -> list[tuple[int, int, int]]:
+        totals = [self._pod_totals(pod) for pod in candidates]
+        return [(sum(t.requests.get(r, 0) for t in totals), sum(t.limits.get(r, 0) for t in totals),
+                 sum(1 for t in totals if r in t.unbounded)) for r in OVERCOMMIT_RESOURCES]
+
+    def _signals(self, frame: pl.DataFrame, times: list[datetime], met: list[int], act: list[int]) -> pl.DataFrame:
+        """One row per pass × observed signal × threshold on it, in the reference's order."""
+        base = frame.with_columns(
+            pl.Series("time", times, dtype=SIGNALS_SCHEMA["time"]),
+            pl.Series("_met", met, dtype=pl.UInt64), pl.Series("_act", act, dtype=pl.UInt64),
+            pl.int_range(pl.len(), dtype=pl.Int64).alias("_pass"),
+        )
+        parts: list[pl.LazyFrame] = []
+        order = 0
+        lazy = base.lazy()
+        for k, signal in enumerate(SIGNALS):
+            on = [i for i, p in enumerate(self.plans) if p.signal == k]
+            for i in on or [None]:
+                cols = [
+                    pl.lit(self.node, pl.String).alias("node"), pl.col("tick").cast(pl.Int64), pl.col("time"),
+                    pl.lit(signal, pl.String).alias("signal"), pl.col(f"a{k}").alias("available"),
+                    pl.col(f"c{k}").alias("capacity"),
+                ]
+                if i is None:
+                    cols += [pl.lit(None, pl.Int32).alias("threshold_id"), pl.lit(None, pl.Int64).alias("threshold_value"),
+                             pl.lit(None, pl.Boolean).alias("met"), pl.lit(None, pl.Boolean).alias("actionable")]
+                else:
+                    bit = pl.lit(1 << i, pl.UInt64)
+                    cols += [pl.lit(i, pl.Int32).alias("threshold_id"), pl.col(f"q{i}").alias("threshold_value"),
+                             ((pl.col("_met") & bit) != 0).alias("met"), ((pl.col("_act") & bit) != 0).alias("actionable")]
+                parts.append(lazy.filter(pl.col(f"a{k}").is_not_null())
+                             .select(*cols, pl.col("_pass"), pl.lit(order, pl.Int32).alias("_order")))
+                order += 1
+        out = pl.concat(parts).sort("_pass", "_order").drop("_pass", "_order").collect()
+        return out.cast(dict(SIGNALS_SCHEMA))  # type: ignore[arg-type]
+
+    # -- the end ------------------------------------------------------------------------------
+    def finish(self) -> NodePartial:
+        run = self.run
+        signals = pl.concat(self.signal_frames) if self.signal_frames else pl.DataFrame(schema=SIGNALS_SCHEMA)
+        return NodePartial(
+            self.node, run.settings, run.topology, run.topology_source,
+            None if run.manager is None else list(run.manager.thresholds), run.gaps, 0, self.passes,
+            dict(self.reasons), self.errors, self.first, self.last, self.open, self.first_eviction, self.evictions,
+            signals, pl.DataFrame(self.cond_rows, schema=CONDITIONS_SCHEMA),
+            pl.DataFrame(self.over_rows, schema=OVERCOMMIT_SCHEMA))
+
+
+def reference_partial(rec: Recording, request: SettingsRequest, node: str,
+                      pods: dict[str, list[PodVersion]]) -> NodePartial:
+    """The per-tick reference path for one node, taken from a ResultBuilder before it finishes."""
+    replay = Replay(rec, request, [node], pods_by_node=pods)
+    builder = ResultBuilder(replay)
+    for p in replay.passes():
+        builder.add(p)
+    run = replay.runs[0]
+    state = builder._nodes[node]
+    return NodePartial(
+        node, run.settings, run.topology, run.topology_source,
+        None if run.manager is None else list(run.manager.thresholds), run.gaps, run.counterfactual_removed,
+        state.passes, dict(state.reasons), state.errors, state.first, state.last, state.open, state.first_eviction,
+        builder._evictions, pl.DataFrame(builder._signals, schema=SIGNALS_SCHEMA),
+        pl.DataFrame(builder._conditions, schema=CONDITIONS_SCHEMA),
+        pl.DataFrame(builder._overcommit, schema=OVERCOMMIT_SCHEMA))
+
+
+def select_nodes(rec: Recording, nodes: Sequence[str] | None) -> list[str]:
+    """Replay's node selection and its errors."""
+    names = rec.nodes()
+    if nodes:
+        unknown = sorted(set(nodes) - set(names))
+        if unknown:
+            raise InputError(f"no such node in the recording: {', '.join(unknown)}; it has {', '.join(names)}",
+                             field="--node")
+        names = [n for n in names if n in nodes]
+    return rec.check_replayable(names)
+
+
+def replay_nodes(
+    rec: Recording,
+    requests: Sequence[SettingsRequest],
+    names: Sequence[str],
+    *,
+    chunk_ticks: int = CHUNK_TICKS,
+    on_node: Callable[[int], None] | None = None,
+    pods: dict[str, list[PodVersion]] | None = None,
+) -> list[list[NodePartial]]:
+    """Partials per request (outer) and node (inner, in ``names`` order); each node's columns read once."""
+    if pods is None:
+        pods = index_pods_by_node(rec.scan_objects().collect())
+    out: list[list[NodePartial]] = [[] for _ in requests]
+    for name in names:
+        versions = pods.get(name, [])
+        runs = [NodeRun(rec, name, request, versions) for request in requests]
+        replays = [NodeReplay(run) for run in runs]
+        fast = [r for r in replays if not r.fallback]
+        if fast:
+            _run_node(rec, name, fast, versions, chunk_ticks)
+        for i, r in enumerate(replays):
+            out[i].append(reference_partial(rec, requests[i], name, pods) if r.fallback else r.finish())
+        if on_node is not None:
+            on_node(sum(r.ok_ticks for r in runs) // max(1, len(runs)))
+    return out
+
+
+def _run_node(rec: Recording, name: str, replays: list[NodeReplay], versions: list[PodVersion],
+              chunk_ticks: int) -> None:
+    cols = NodeColumns(rec, name, replays[0].run.ticks)
+    if not cols.pass_ticks:
+        return
+    storage_cache: list[StorageUsage] = []
+
+    def storage() -> StorageUsage:
+        if not storage_cache:
+            storage_cache.append(cols.storage_usage(versions))
+        return storage_cache[0]
+
+    first = cols.pass_ticks[0]
+    node_summary = cols.node_summary(first)
+    late = cols.late_stats(versions, cols.infos[first].time)
+    for r in replays:
+        r.start(node_summary, first, storage, late)
+    for chunk in cols.chunks(chunk_ticks):
+        wanted: set[int] = set()
+        for r in replays:
+            wanted |= r.prepare(chunk)
+        summaries = cols.summaries(sorted(wanted))
+        for r in replays:
+            r.run_chunk(chunk, summaries)
+
+
+def replay_fast_many(
+    rec: Recording,
+    requests: Sequence[SettingsRequest],
+    nodes: Sequence[str] | None = None,
+    *,
+    notes: Sequence[str] = (),
+    chunk_ticks: int = CHUNK_TICKS,
+) -> list[ReplayResult]:
+    """Several what-if settings over one recording, reading each node's columns once."""
+    from replay.fast.merge import assemble
+
+    names = select_nodes(rec, nodes)
+    partials = replay_nodes(rec, requests, names, chunk_ticks=chunk_ticks)
+    return [assemble(rec, request, parts, notes) for request, parts in zip(requests, partials, strict=True)]
+
+
+def replay_fast(
+    rec: Recording,
+    request: SettingsRequest,
+    nodes: Sequence[str] | None = None,
+    *,
+    notes: Sequence[str] = (),
+    chunk_ticks: int = CHUNK_TICKS,
+) -> ReplayResult:
+    """``collect(Replay(rec, request, nodes), ...passes())``, computed on the fast path."""
+    return replay_fast_many(rec, [request], nodes, notes=notes, chunk_ticks=chunk_ticks)[0]
