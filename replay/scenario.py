@@ -82,6 +82,12 @@ def run_scenario(
 ) -> ScenarioOutcome:
     """Generate ``scenario`` closed-loop into a new recording at ``out``."""
     root = Path(out)
+    for template in scenario.pods:  # the port's own reading of each manifest, before any output exists
+        try:
+            parse_pod(template.manifest, source=scenario.file)
+        except InputError as err:
+            raise InputError(err.problem, source=scenario.file, line=template.line,
+                             field=f"pod {template.namespace}/{template.name}: {err.field or 'manifest'}") from None
     managers: dict[str, EvictionManager] = {}
     for node in scenario.nodes:
         prof = _profile(scenario, node.name, feature_gates)

@@ -306,3 +306,22 @@ def test_an_existing_recording_is_not_overwritten(tmp_path: Path, capsys: pytest
     assert main(["scenario", "--sample", "pid-pressure", "-o", str(out)]) == 2
     assert "not an empty directory" in capsys.readouterr().err
     assert [p.name for p in out.iterdir()] == ["keep"]
+
+
+def test_a_manifest_the_kubelet_could_not_read_is_refused_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(textwrap.dedent("""\
+        kind: Scenario
+        name: b
+        duration: 1m
+        kubelet: {version: "1.32"}
+        nodes: [{name: n1, capacity: {memory: 4Gi, ephemeral-storage: 50Gi}}]
+        pods:
+          - pod: {metadata: {name: p}, spec: {priority: high, containers: [{name: c}]}}
+        """))
+    assert main(["scenario", str(bad), "-o", str(tmp_path / "rec")]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}: line 7: pod default/p: spec.priority: expected an integer" in err
+    assert not (tmp_path / "rec").exists()
