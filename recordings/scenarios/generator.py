@@ -275,7 +275,8 @@ class ScenarioRun:
         if node.imagefs is not None:
             image_stats = _fs(ts, imagefs.capacity, image_used, imagefs.inodes, image_inodes_used)
         else:  # one device: imageFs reports the images' usage against the shared filesystem
-            image_stats = {**nodefs_stats, "usedBytes": image_used + root_bytes, "inodesUsed": image_inodes_used}
+            image_stats = {**nodefs_stats, "usedBytes": image_used + root_bytes,
+                           "inodesUsed": image_inodes_used + root_inodes}
         # containerFs: the device holding writable layers (nodefs when split, KEP-4191)
         container_stats = nodefs_stats if node.split else image_stats
         root_dev = image_stats if root_on_imagefs else nodefs_stats
