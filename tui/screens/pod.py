@@ -1,0 +1,119 @@
+"""Screen 4: one pod's usage against its requests and limits over time, and what happened to it."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import Footer, Header, Static
+from textual_plotext import PlotextPlot
+
+from replay.replay_report import fmt_bytes
+from replay.results import Eviction
+from tui.fmt import fmt_clock
+from tui.pods import PodSeries
+from tui.screens.base import ResultsScreen
+from tui.screens.eviction import impact_of
+
+
+class PodScreen(ResultsScreen):
+    TITLE = "Pod"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("m", "toggle_resource", "Memory / disk")]
+
+    def __init__(self, node: str, namespace: str, pod: str, uid: str) -> None:
+        super().__init__()
+        self.node, self.namespace, self.pod, self.uid = node, namespace, pod, uid
+        self.series: PodSeries | None = None
+        self.resource = "memory"
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        yield Static(f"{self.namespace}/{self.pod} on {self.node}", id="pod-title")
+        yield PlotextPlot(id="pod-plot")
+        yield Static(id="pod-story")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = f"{self.namespace}/{self.pod}"
+        self.query_one("#pod-story", Static).update(self.story())
+        self.load()
+
+    def results_changed(self) -> None:
+        self.query_one("#pod-story", Static).update(self.story())
+
+    @work(thread=True, exit_on_error=False)
+    def load(self) -> None:
+        from recordings.reader import open_recording
+        from tui.pods import pod_series
+
+        path = self.view.recording()
+        if path is None:
+            self.app.call_from_thread(self.query_one("#pod-title", Static).update,
+                                      "the recording is not on disk: no usage to show")
+            return
+        series = pod_series(open_recording(path), self.node, self.namespace, self.pod, self.uid)
+        self.app.call_from_thread(self._ready, series)
+
+    def _ready(self, series: PodSeries) -> None:
+        self.series = series
+        self.draw()
+
+    def draw(self) -> None:
+        series = self.series
+        if series is None:
+            return
+        plot = self.query_one(PlotextPlot)
+        plt = plot.plt
+        plt.clear_figure()
+        frame = series.frame
+        if self.resource == "memory":
+            column, request, limit = "memory", series.memory_request, series.memory_limit
+        else:
+            column, request, limit = "disk", series.disk_request, series.disk_limit
+        xs = list(range(frame.height))
+        values = [v / (1 << 20) if v is not None else 0.0 for v in frame[column].to_list()]
+        if xs:
+            plt.plot(xs, values, color="blue+", marker="braille", label=f"{column} used (all containers)")
+            for value, name, color in ((request, "request", "yellow"), (limit, "limit", "red")):
+                if value is not None:
+                    plt.plot(xs, [value / (1 << 20)] * len(xs), color=color, marker="─", label=name)
+            evicted = [i for i, t in enumerate(frame["tick"].to_list())
+                       if any(e.tick == t for e in self._evictions())]
+            if evicted:
+                plt.scatter(evicted, [max(values) * 1.05] * len(evicted), marker="▼", color="red+",
+                            label="predicted eviction")
+            times = frame["time"].to_list()
+            marks = sorted({0, len(xs) // 2, len(xs) - 1})
+            plt.xticks([float(m) for m in marks], [times[i].strftime("%H:%M:%S") if times[i] else "" for i in marks])
+        plt.ylabel("MiB")
+        plt.title(f"{self.namespace}/{self.pod}: {column} (request {fmt_bytes(request)}, limit {fmt_bytes(limit)})")
+        plot.refresh()
+        kinds = ", ".join(f"{n} ({k})" for n, k in series.containers) or "no pod object recorded"
+        self.query_one("#pod-title", Static).update(f"{self.namespace}/{self.pod} on {self.node} · {kinds}")
+
+    def _evictions(self) -> list[Eviction]:
+        return [e for e in self.view.evictions_of(self.node) if e.uid == self.uid or
+                (e.namespace, e.pod) == (self.namespace, self.pod)]
+
+    def story(self) -> Text:
+        out = Text()
+        out.append("What happened: ", style="bold")
+        mine = [e for e in self.view.evictions_of(self.node)
+                if e.uid == self.uid or (e.namespace, e.pod) == (self.namespace, self.pod)]
+        for e in mine:
+            out.append(f"\n▼ predicted eviction at {fmt_clock(e.time)} ({e.cause}): ", style="red")
+            out.append(e.message)
+            out.append(f"\n  {impact_of(e)[1]}")
+        for m in self.view.real_of(self.node):
+            if m.real.uid == self.uid or (m.real.namespace, m.real.pod) == (self.namespace, self.pod):
+                out.append(f"\n◆ really evicted at {fmt_clock(m.real.time)} ({m.real.source})", style="green")
+        if not mine:
+            out.append(f"not evicted in {self.view.label}")
+        return out
+
+    def action_toggle_resource(self) -> None:
+        self.resource = "disk" if self.resource == "memory" else "memory"
+        self.draw()

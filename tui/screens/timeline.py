@@ -1,0 +1,164 @@
+"""Screen 2: one node's signals over time against their thresholds, with a cursor, zoom and eviction jumps."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import polars as pl
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.widgets import Footer, Header, Static
+
+from tui.fmt import fmt_clock, fmt_signal_value
+from tui.results_view import SHORT_SIGNAL
+from tui.screens.base import ResultsScreen
+from tui.timeline_model import TimelineModel
+from tui.widgets.signal_plot import SignalPlot
+
+
+def cursor_table(model: TimelineModel) -> Table:
+    table = Table(box=None, expand=True, show_edge=False, pad_edge=False)
+    for name in ("signal", "available", "threshold", "met"):
+        table.add_column(name, no_wrap=True)
+    for value in model.at_cursor():
+        label = SHORT_SIGNAL.get(value.signal, value.signal)
+        style = "bold reverse" if value.signal == model.signal else ""
+        thresholds = " ".join(f"{'hard' if t.hard else 'soft'} {fmt_signal_value(value.signal, v)}"
+                              for t, v, _met in value.thresholds) or "—"
+        met = any(m for _t, _v, m in value.thresholds)
+        table.add_row(Text(label, style=style), fmt_signal_value(value.signal, value.available), thresholds,
+                      Text("MET", style="bold red") if met else Text("·"))
+    return table
+
+
+class TimelineScreen(ResultsScreen):
+    TITLE = "Node timeline"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("left,h", "move(-1)", "◀ pass"),
+        Binding("right,l", "move(1)", "pass ▶"),
+        Binding("shift+left,H", "move(-10)", "◀ 10", show=False),
+        Binding("shift+right,L", "move(10)", "10 ▶", show=False),
+        Binding("home", "edge(0)", "First pass", show=False),
+        Binding("end", "edge(1)", "Last pass", show=False),
+        Binding("plus,equals_sign,i", "zoom(0.5)", "Zoom in", key_display="+"),
+        Binding("minus,o", "zoom(2)", "Zoom out", key_display="-"),
+        Binding("n,right_square_bracket", "jump(1)", "Next eviction", key_display="n"),
+        Binding("p,left_square_bracket", "jump(0)", "Prev eviction", key_display="p"),
+        Binding("tab,down,j", "signal(1)", "Next signal", key_display="tab"),
+        Binding("shift+tab,up,k", "signal(-1)", "Prev signal", show=False),
+        Binding("enter", "open_eviction", "Eviction at cursor"),
+    ]
+
+    def __init__(self, node: str) -> None:
+        super().__init__()
+        self.node = node
+        self.model: TimelineModel | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        yield Static(f"{self.node}: loading its signals…", id="timeline-title")
+        yield SignalPlot(id="plot")
+        with Horizontal(id="timeline-bottom"):
+            yield Static(id="cursor-values")
+            yield Static(id="cursor-events")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = self.node
+        self.load_series()
+
+    def results_changed(self) -> None:
+        self.load_series()
+
+    @work(thread=True, exclusive=True, exit_on_error=False)
+    def load_series(self) -> None:
+        view = self.view
+        series = view.node_series(self.node)
+        model = TimelineModel(
+            view.node(self.node), series,
+            view.result.conditions.filter(pl.col("node") == self.node),
+            view.evictions_of(self.node), view.real_of(self.node))
+        self.app.call_from_thread(self._ready, model)
+
+    def _ready(self, model: TimelineModel) -> None:
+        if self.model is not None and self.model.ticks == model.ticks:
+            model.cursor, model.window, model.signal = self.model.cursor, self.model.window, self.model.signal
+        self.model = model
+        self.redraw()
+
+    def redraw(self) -> None:
+        model = self.model
+        if model is None:
+            return
+        if not model.ticks:
+            self.query_one("#timeline-title", Static).update(f"{self.node}: no passes in this result")
+            return
+        lo, hi = model.window
+        title = (f"{self.node} · kubelet {model.node.kubelet_version} · {self.view.label} · "
+                 f"passes {lo}–{hi} of {len(model.ticks)} · cursor {fmt_clock(model.times[model.cursor])} "
+                 f"(tick {model.ticks[model.cursor]})")
+        self.query_one("#timeline-title", Static).update(title)
+        plot = self.query_one(SignalPlot)
+        plot.draw(model.plot(max(20, plot.size.width - 10)))
+        self.query_one("#cursor-values", Static).update(cursor_table(model))
+        self.query_one("#cursor-events", Static).update(self._events_text(model))
+
+    def _events_text(self, model: TimelineModel) -> Text:
+        out = Text()
+        conditions = model.active_conditions()
+        out.append("conditions: ", style="bold")
+        out.append(", ".join(conditions) if conditions else "none", style="orange1" if conditions else "")
+        out.append("\n")
+        here = model.evictions_at_cursor()
+        for e in here:
+            out.append("▼ predicted: ", style="bold red")
+            out.append(f"{e.namespace}/{e.pod} ({e.cause}) — enter for detail\n")
+        for m in model.real:
+            if model.index_at(m.real.time) == model.cursor:
+                out.append("◆ real: ", style="bold green")
+                out.append(f"{m.real.namespace}/{m.real.pod}\n")
+        if not here:
+            marks = model.markers()
+            out.append(f"{len(marks)} eviction marks on this node (n / p jump)", style="dim")
+        return out
+
+    def action_move(self, steps: int) -> None:
+        if self.model:
+            self.model.move(steps)
+            self.redraw()
+
+    def action_edge(self, last: int) -> None:
+        if self.model:
+            self.model.goto(len(self.model.ticks) - 1 if last else 0)
+            self.redraw()
+
+    def action_zoom(self, factor: float) -> None:
+        if self.model:
+            self.model.zoom(factor)
+            self.redraw()
+
+    def action_jump(self, forward: int) -> None:
+        if self.model:
+            if self.model.jump(bool(forward)) is None:
+                self.notify("no more evictions that way", timeout=2)
+            self.redraw()
+
+    def action_signal(self, step: int) -> None:
+        if self.model:
+            self.model.next_signal(step)
+            self.redraw()
+
+    def action_open_eviction(self) -> None:
+        if not self.model:
+            return
+        here = self.model.evictions_at_cursor()
+        if not here:
+            self.notify("no predicted eviction at the cursor (n / p jump to one)", timeout=3)
+            return
+        from tui.screens.eviction import EvictionScreen
+
+        self.app.push_screen(EvictionScreen(here[0].id))

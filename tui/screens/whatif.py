@@ -1,0 +1,146 @@
+"""Screen 6: edit thresholds or the kubelet version, re-run in a worker, switch between results, compare."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Button, DataTable, Footer, Header, Input, Label, ProgressBar, Select, Static
+
+from recordings.errors import EvictlensError
+from replay.kubelet.config import FlagOverrides
+from replay.kubelet.versions import KNOWN_VERSIONS
+from replay.settings import SettingsRequest
+from tui.screens.base import ResultsScreen
+from tui.widgets.record_table import Column, Record, RecordTable
+
+PER_NODE = "per node"
+FIELDS = (
+    ("hard", "--eviction-hard", "e.g. memory.available<1.5Gi,nodefs.available<10%"),
+    ("soft", "--eviction-soft", "e.g. memory.available<2Gi"),
+    ("soft-grace", "--eviction-soft-grace-period", "e.g. memory.available=1m30s"),
+    ("transition", "--eviction-pressure-transition-period", "e.g. 1m (default 5m0s)"),
+    ("max-grace", "--eviction-max-pod-grace-period", "seconds, e.g. 30"),
+)
+
+
+def request_from_form(version: str, values: dict[str, str]) -> SettingsRequest:
+    """The form as a :class:`SettingsRequest`: each non-empty field is that kubelet flag."""
+    def many(name: str) -> tuple[str, ...]:
+        return (values[name].strip(),) if values.get(name, "").strip() else ()
+
+    max_grace = values.get("max-grace", "").strip()
+    if max_grace and not max_grace.lstrip("-").isdigit():
+        raise EvictlensError("expected a whole number of seconds", field="--eviction-max-pod-grace-period")
+    overrides = FlagOverrides(
+        eviction_hard=many("hard"), eviction_soft=many("soft"), eviction_soft_grace_period=many("soft-grace"),
+        eviction_pressure_transition_period=values.get("transition", "").strip() or None,
+        eviction_max_pod_grace_period=int(max_grace) if max_grace else None)
+    return SettingsRequest(kubelet_version=None if version == PER_NODE else version, overrides=overrides)
+
+
+class WhatIfScreen(ResultsScreen):
+    TITLE = "What-if"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+r", "run", "Run what-if"),
+        Binding("ctrl+o", "compare", "Compare A with selected"),
+        Binding("ctrl+u", "use", "Use selected"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        with VerticalScroll(id="whatif-body"):
+            yield Static("Replay the same recording with other settings. Empty fields keep each node's "
+                         "recorded configuration; each filled one replaces that field, as the kubelet's flag would.",
+                         classes="section")
+            with Horizontal(classes="form-row"):
+                yield Label("kubelet version", classes="form-label")
+                yield Select([(PER_NODE + " (as recorded)", PER_NODE), *((v, v) for v in KNOWN_VERSIONS)],
+                             value=PER_NODE, allow_blank=False, id="version")
+            for name, flag, hint in FIELDS:
+                with Horizontal(classes="form-row"):
+                    yield Label(flag, classes="form-label")
+                    yield Input(placeholder=hint, id=name)
+            with Horizontal(classes="form-row"):
+                yield Button("Run (ctrl+r)", id="run", variant="primary")
+                yield Button("Compare A with selected (ctrl+o)", id="compare")
+                yield Button("Use selected (ctrl+u)", id="use")
+            with Vertical(id="whatif-run"):
+                yield ProgressBar(id="whatif-progress", show_eta=False)
+                yield Static("", id="whatif-status")
+            yield Static("Results (A is the first; enter or ctrl+u switches every screen to the selected one)",
+                         classes="section")
+            yield RecordTable(id="results")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.results_changed()
+        self.query_one("#version", Select).focus()
+
+    def results_changed(self) -> None:
+        app = self.el_app
+        columns = [Column("result", "result"), Column("label", "settings"), Column("evictions", "evictions"),
+                   Column("exact", "real with exact message"), Column("current", "")]
+        records = [Record(str(i), ("A" if i == 0 else str(i + 1), v.label, len(v.result.evictions),
+                                   sum(1 for m in v.result.matches if m.same_message),
+                                   "◀ current" if i == app.current else ""))
+                   for i, v in enumerate(app.results)]
+        table = self.query_one("#results", RecordTable)
+        table.show(columns, records)
+        table.move_cursor(row=len(records) - 1)
+
+    def show_progress(self, label: str, done: int, total: int) -> None:
+        self.query_one("#whatif-progress", ProgressBar).update(total=total, progress=done)
+        self.query_one("#whatif-status", Static).update(f"{label}: {done} of {total} passes")
+
+    def show_failure(self, label: str, problem: str) -> None:
+        self.query_one("#whatif-status", Static).update(Text(f"{label}: {problem}", style="bold red"))
+
+    def form_values(self) -> dict[str, str]:
+        return {name: self.query_one(f"#{name}", Input).value for name, _f, _h in FIELDS}
+
+    def action_run(self) -> None:
+        version = str(self.query_one("#version", Select).value)
+        try:
+            label = self.el_app.run_whatif(request_from_form(version, self.form_values()))
+        except EvictlensError as err:
+            self.show_failure("what-if", err.one_line())
+            return
+        self.query_one("#whatif-progress", ProgressBar).update(total=None, progress=0)
+        self.query_one("#whatif-status", Static).update(f"{label}: starting")
+
+    def _selected(self) -> int | None:
+        key = self.query_one("#results", RecordTable).selected_key()
+        return None if key is None else int(key)
+
+    def action_compare(self) -> None:
+        from tui.screens.compare import open_compare
+
+        index = self._selected()
+        open_compare(self.el_app, index if index else None)
+
+    def action_use(self) -> None:
+        index = self._selected()
+        if index is not None:
+            self.el_app.use(index)
+            self.notify(f"now showing: {self.el_app.view.label}", timeout=3)
+
+    @on(DataTable.RowSelected, "#results")
+    def _row(self) -> None:
+        self.action_use()
+
+    @on(Button.Pressed, "#run")
+    def _run(self) -> None:
+        self.action_run()
+
+    @on(Button.Pressed, "#compare")
+    def _compare(self) -> None:
+        self.action_compare()
+
+    @on(Button.Pressed, "#use")
+    def _use(self) -> None:
+        self.action_use()

@@ -1,0 +1,248 @@
+"""The node timeline's state: one node's signals over its passes, a cursor, a zoom window, eviction marks.
+
+Plain data and arithmetic, no widgets: the timeline screen moves the cursor and the window here and
+draws what :meth:`TimelineModel.plot` returns. Long series are reduced to the plot's width by the
+minimum of each bucket (the lowest available is what crosses a threshold, so it must not vanish).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import polars as pl
+
+from replay.results import Eviction, Match, NodeResult, ThresholdSetting
+from tui.results_view import is_bytes, signal_key
+
+MIN_WINDOW = 8
+
+
+def condition_of(signal: str) -> str:
+    """The node condition a signal's thresholds raise (eviction_manager.go: signalToNodeCondition)."""
+    if signal.startswith(("memory", "allocatableMemory")):
+        return "MemoryPressure"
+    return "PIDPressure" if signal.startswith("pid") else "DiskPressure"
+
+
+@dataclass(frozen=True)
+class Marker:
+    index: int
+    """Position in the node's passes."""
+    kind: str
+    """``predicted`` or ``real``."""
+    pod: str
+    eviction_id: int | None
+
+
+@dataclass(frozen=True)
+class Band:
+    condition: str
+    first: int
+    last: int
+
+
+@dataclass(frozen=True)
+class PlotData:
+    """What the plot widget draws: x positions are pass indexes."""
+
+    signal: str
+    unit: str
+    scale: float
+    xs: list[int]
+    ys: list[float | None]
+    thresholds: list[tuple[str, list[float | None]]]
+    bands: list[Band]
+    markers: list[Marker]
+    cursor: int
+    window: tuple[int, int]
+    x_labels: list[tuple[int, str]]
+
+
+@dataclass(frozen=True)
+class CursorValue:
+    signal: str
+    available: int | None
+    capacity: int | None
+    thresholds: list[tuple[ThresholdSetting, int | None, bool | None]]
+    """(threshold, its value at this pass, met)"""
+
+
+@dataclass
+class TimelineModel:
+    node: NodeResult
+    series: pl.DataFrame
+    conditions: pl.DataFrame
+    evictions: list[Eviction]
+    real: list[Match]
+    ticks: list[int] = field(init=False)
+    times: list[datetime] = field(init=False)
+    signals: list[str] = field(init=False)
+    signal: str = field(init=False)
+    cursor: int = field(init=False, default=0)
+    window: tuple[int, int] = field(init=False)
+    _values: dict[str, list[int | None]] = field(init=False, default_factory=dict)
+    _by_threshold: dict[tuple[str, int], list[int | None]] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        passes = self.series.select("tick", "time").unique("tick").sort("tick")
+        self.ticks = passes["tick"].to_list()
+        self.times = passes["time"].to_list()
+        self.signals = sorted(set(self.series["signal"].to_list()), key=signal_key)
+        self.signal = self.signals[0] if self.signals else ""
+        self.window = (0, max(0, len(self.ticks) - 1))
+        first = self.first_eviction()
+        self.cursor = first if first is not None else 0
+
+    # -- data ---------------------------------------------------------------------------------
+    def _index(self) -> dict[int, int]:
+        return {t: i for i, t in enumerate(self.ticks)}
+
+    def values(self, signal: str) -> list[int | None]:
+        if signal not in self._values:
+            out: list[int | None] = [None] * len(self.ticks)
+            rows = self.series.filter(pl.col("signal") == signal).unique("tick", keep="first")
+            idx = self._index()
+            for tick, available in rows.select("tick", "available").iter_rows():
+                out[idx[tick]] = available
+            self._values[signal] = out
+        return self._values[signal]
+
+    def threshold_values(self, signal: str, threshold_id: int) -> list[int | None]:
+        key = (signal, threshold_id)
+        if key not in self._by_threshold:
+            out: list[int | None] = [None] * len(self.ticks)
+            rows = self.series.filter((pl.col("signal") == signal) & (pl.col("threshold_id") == threshold_id))
+            idx = self._index()
+            for tick, value in rows.select("tick", "threshold_value").iter_rows():
+                out[idx[tick]] = value
+            self._by_threshold[key] = out
+        return self._by_threshold[key]
+
+    def thresholds_of(self, signal: str) -> list[ThresholdSetting]:
+        return [t for t in self.node.thresholds if t.signal == signal]
+
+    def index_at(self, when: datetime | None) -> int:
+        """The first pass at or after ``when`` (the last pass if none)."""
+        if when is None or not self.times:
+            return 0
+        return min(bisect_left(self.times, when), len(self.times) - 1)
+
+    def bands(self) -> list[Band]:
+        out = []
+        idx = self._index()
+        for row in self.conditions.iter_rows(named=True):
+            first = idx.get(row["from_tick"], 0)
+            last = idx.get(row["to_tick"], len(self.ticks) - 1) if row["to_tick"] is not None else len(self.ticks) - 1
+            out.append(Band(row["condition"], first, last))
+        return out
+
+    def markers(self) -> list[Marker]:
+        idx = self._index()
+        out = [Marker(idx.get(e.tick, self.index_at(e.time)), "predicted", e.pod, e.id) for e in self.evictions]
+        out += [Marker(self.index_at(m.real.time), "real", m.real.pod or "?", m.predicted_id) for m in self.real]
+        return sorted(out, key=lambda m: (m.index, m.kind))
+
+    def first_eviction(self) -> int | None:
+        marks = self.markers()
+        return marks[0].index if marks else None
+
+    # -- moving -------------------------------------------------------------------------------
+    def _clamp(self, i: int) -> int:
+        return max(0, min(len(self.ticks) - 1, i))
+
+    def move(self, steps: int) -> None:
+        self.cursor = self._clamp(self.cursor + steps)
+        self._follow()
+
+    def goto(self, index: int) -> None:
+        self.cursor = self._clamp(index)
+        self._follow()
+
+    def _follow(self) -> None:
+        lo, hi = self.window
+        if self.cursor < lo or self.cursor > hi:
+            width = hi - lo
+            lo = self._clamp(self.cursor - width // 2)
+            self.window = (lo, self._clamp(lo + width))
+
+    def zoom(self, factor: float) -> None:
+        """Narrow (factor < 1) or widen the window around the cursor."""
+        lo, hi = self.window
+        width = max(MIN_WINDOW, round((hi - lo + 1) * factor))
+        total = len(self.ticks)
+        if width >= total:
+            self.window = (0, max(0, total - 1))
+            return
+        lo = max(0, min(total - width, self.cursor - width // 2))
+        self.window = (lo, lo + width - 1)
+
+    def jump(self, forward: bool) -> Marker | None:
+        """Move to the next (or previous) eviction marker; None when there is none that way."""
+        marks = self.markers()
+        pick = ([m for m in marks if m.index > self.cursor][:1] if forward
+                else [m for m in marks if m.index < self.cursor][-1:])
+        if not pick:
+            return None
+        self.goto(pick[0].index)
+        return pick[0]
+
+    def next_signal(self, step: int = 1) -> None:
+        if self.signals:
+            self.signal = self.signals[(self.signals.index(self.signal) + step) % len(self.signals)]
+
+    def evictions_at_cursor(self) -> list[Eviction]:
+        idx = self._index()
+        return [e for e in self.evictions if idx.get(e.tick) == self.cursor]
+
+    # -- what is shown ------------------------------------------------------------------------
+    def at_cursor(self) -> list[CursorValue]:
+        tick = self.ticks[self.cursor] if self.ticks else -1
+        rows = self.series.filter(pl.col("tick") == tick)
+        out = []
+        for signal in self.signals:
+            mine = rows.filter(pl.col("signal") == signal)
+            if mine.is_empty():
+                out.append(CursorValue(signal, None, None, []))
+                continue
+            by_id = {r["threshold_id"]: r for r in mine.iter_rows(named=True)}
+            first = mine.row(0, named=True)
+            out.append(CursorValue(signal, first["available"], first["capacity"], [
+                (t, by_id.get(t.id, {}).get("threshold_value"), by_id.get(t.id, {}).get("met"))
+                for t in self.thresholds_of(signal)]))
+        return out
+
+    def active_conditions(self) -> list[str]:
+        return [b.condition for b in self.bands() if b.first <= self.cursor <= b.last]
+
+    def plot(self, width: int) -> PlotData:
+        lo, hi = self.window
+        signal = self.signal
+        values = self.values(signal)
+        peak = max((v for v in values[lo:hi + 1] if v is not None), default=0)
+        if is_bytes(signal):
+            unit, scale = ("GiB", float(1 << 30)) if peak >= 4 << 30 else ("MiB", float(1 << 20))
+        else:
+            unit, scale = "count", 1.0
+        step = max(1, (hi - lo + 1) // max(1, width))
+        xs = list(range(lo, hi + 1, step))
+
+        def reduce(series: list[int | None]) -> list[float | None]:
+            out: list[float | None] = []
+            for x in xs:
+                bucket = [v for v in series[x:min(x + step, hi + 1)] if v is not None]
+                out.append(min(bucket) / scale if bucket else None)
+            return out
+
+        thresholds = []
+        for t in self.thresholds_of(signal):
+            kind = "hard" if t.hard else "soft"
+            thresholds.append((f"{kind} {t.text.split(' ')[0]}", reduce(self.threshold_values(signal, t.id))))
+        n_labels = 4
+        positions = sorted({lo + (hi - lo) * k // max(1, n_labels - 1) for k in range(n_labels)})
+        labels = [(p, self.times[p].strftime("%H:%M:%S")) for p in positions if p < len(self.times)]
+        return PlotData(signal, unit, scale, xs, reduce(values), thresholds,
+                        [b for b in self.bands()
+                         if b.last >= lo and b.first <= hi and b.condition == condition_of(signal)],
+                        [m for m in self.markers() if lo <= m.index <= hi], self.cursor, (lo, hi), labels)

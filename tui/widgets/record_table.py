@@ -1,0 +1,133 @@
+"""A table of records that keeps the raw values: sort by any column, filter by name, export what is shown.
+
+Cells are rendered from raw values by each column's formatter, so sorting compares numbers (not
+``1.5Gi`` against ``512Mi``) and an export writes the values, not their rendering.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.widgets import DataTable
+
+
+def plain(value: Any) -> str:
+    return "—" if value is None else str(value)
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: str
+    fmt: Callable[[Any], str | Text] = plain
+    right: bool = False
+
+
+@dataclass(frozen=True)
+class Record:
+    key: str
+    values: tuple[Any, ...]
+    style: str = ""
+
+
+class RecordTable(DataTable[str | Text]):
+    """Rows of raw values; ``s`` sorts by the next column, ``S`` reverses, a header click sorts by it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("s", "sort_next", "Sort column"),
+        Binding("S", "sort_reverse", "Reverse sort"),
+    ]
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=True)
+        self.columns_spec: list[Column] = []
+        self.records: list[Record] = []
+        self.sort_column: int | None = None
+        self.sort_descending = False
+        self.filter_text = ""
+
+    def show(self, columns: Sequence[Column], records: Sequence[Record]) -> None:
+        """Replace the content (keeps the sort, the filter and, when still there, the selected row)."""
+        keep = self.selected_key()
+        if [c.key for c in columns] != [c.key for c in self.columns_spec]:
+            self.clear(columns=True)
+            for c in columns:
+                self.add_column(c.label, key=c.key)
+        self.columns_spec = list(columns)
+        self.records = list(records)
+        self._render_rows(keep)
+
+    def visible_records(self) -> list[Record]:
+        text = self.filter_text.lower()
+        rows = [r for r in self.records if text in str(r.values[0]).lower()] if text else list(self.records)
+        if self.sort_column is not None:
+            i = self.sort_column
+            present = [r for r in rows if r.values[i] is not None]
+            missing = [r for r in rows if r.values[i] is None]
+            present.sort(key=lambda r: _sort_key(r.values[i]), reverse=self.sort_descending)
+            rows = present + missing
+        return rows
+
+    def _render_rows(self, keep: str | None = None) -> None:
+        self.clear()
+        for record in self.visible_records():
+            cells: list[str | Text] = []
+            for column, value in zip(self.columns_spec, record.values, strict=True):
+                cell = column.fmt(value)
+                text = cell if isinstance(cell, Text) else Text(cell)
+                if record.style:
+                    text.stylize(record.style)
+                if column.right:
+                    text.justify = "right"
+                cells.append(text)
+            self.add_row(*cells, key=record.key)
+        if keep is not None:
+            with contextlib.suppress(Exception):  # the row was filtered out
+                self.move_cursor(row=self.get_row_index(keep))
+
+    def selected_key(self) -> str | None:
+        if not self.row_count:
+            return None
+        try:
+            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key
+        except Exception:
+            return None
+        return None if key.value is None else str(key.value)
+
+    def set_filter(self, text: str) -> None:
+        self.filter_text = text
+        self._render_rows(self.selected_key())
+
+    def sort_by(self, index: int, descending: bool | None = None) -> None:
+        if descending is None:
+            descending = not self.sort_descending if self.sort_column == index else False
+        self.sort_column, self.sort_descending = index, descending
+        self._render_rows(self.selected_key())
+
+    def action_sort_next(self) -> None:
+        if self.columns_spec:
+            nxt = 0 if self.sort_column is None else (self.sort_column + 1) % len(self.columns_spec)
+            self.sort_by(nxt, False)
+
+    def action_sort_reverse(self) -> None:
+        self.sort_by(self.sort_column or 0, not self.sort_descending)
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        event.stop()
+        self.sort_by(event.column_index)
+
+    def export_rows(self) -> tuple[list[str], list[tuple[Any, ...]]]:
+        return [c.key for c in self.columns_spec], [r.values for r in self.visible_records()]
+
+
+def _sort_key(value: Any) -> Any:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float)):
+        return value
+    return str(value).lower()
