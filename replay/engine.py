@@ -149,14 +149,13 @@ class Replay:
     def __init__(self, rec: Recording, request: SettingsRequest, nodes: Sequence[str] | None = None, *,
                  pods_by_node: Mapping[str, list[PodVersion]] | None = None) -> None:
         names = rec.nodes()
-        if not names:
-            raise InputError("the recording has no ticks: nothing to replay", source=str(rec.root))
         if nodes:
             unknown = sorted(set(nodes) - set(names))
             if unknown:
                 raise InputError(f"no such node in the recording: {', '.join(unknown)}; it has {', '.join(names)}",
                                  field="--node")
             names = [n for n in names if n in nodes]
+        names = rec.check_replayable(names)  # no ticks, or a node with only gaps: an error (skipped with skip_bad)
         self.rec = rec
         self.request = request
         pods = index_pods_by_node(rec.scan_objects().collect()) if pods_by_node is None else pods_by_node
