@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers import CONFORMANCE
 
 from recordings.reader import open_recording
 from recordings.scenarios import load_bundled, load_scenario
@@ -47,9 +48,9 @@ def _all_match(result: ReplayResult) -> bool:
 
 MEM = "The node was low on resource: memory. "
 EL = "Container el{} was using 48Ki, request is 0, has larger consumption of memory. "
-SIDECARS_1_30 = f"{MEM}Threshold quantity: 1536Mi, available: 1266836Ki. " + "".join(EL.format(i) for i in (1, 2, 3))
+SIDECARS_1_30 = f"{MEM}Threshold quantity: 1536Mi, available: 1516448Ki. " + "".join(EL.format(i) for i in (1, 2, 3))
 SIDECARS_1_32 = (
-    f"{MEM}Threshold quantity: 1536Mi, available: 1266836Ki. "
+    f"{MEM}Threshold quantity: 1536Mi, available: 1516448Ki. "
     "Container el-sidecar1 was using 4000Mi, request is 0, has larger consumption of memory. "
     "Container el-sidecar2 was using 1452Ki, request is 0, has larger consumption of memory. "
     "Container el-sidecar3 was using 48Ki, request is 0, has larger consumption of memory. "
@@ -59,6 +60,9 @@ SIDECARS_1_32 = (
 
 # -- sidecar-stress ---------------------------------------------------------------------------------
 def test_sidecar_stress_replayed_as_1_30_names_only_the_regular_containers(recorded: Recorder) -> None:
+    seed = json.loads((CONFORMANCE / "seed.json").read_text())
+    (observed,) = [c["expect"]["message"] for c in seed["cases"] if c["id"] == "seed/sidecars-v1.30-observed"]
+    assert observed == SIDECARS_1_30  # what the real 1.30 kind worker printed in the experiment
     outcome, path = recorded("sidecar-stress")
     assert [(e.pod, e.tick, e.message) for e in outcome.evictions] == [("alloc-sidecars", 4, SIDECARS_1_30)]
     result = _replay(path, "1.30")
