@@ -127,6 +127,11 @@ def resolve_node(
     """Version profile first (the node's own), then the baseline parsed with it, then the flags on top."""
     prof, version_source = resolve_profile(request.kubelet_version, node, request.feature_gates or None)
     platform = node.os if node is not None and node.os else "linux"
+    configured = _configured_gates(request, recorded_configz, prof)
+    if configured:
+        prof = profile(prof.version, {**configured, **request.feature_gates})
+        where = request.baseline.source if request.baseline is not None else f"recorded /configz of {node_name}"
+        version_source += f"; feature gates {', '.join(f'{k}={v}' for k, v in configured.items())} from {where}"
     try:
         fields: EvictionFields
         if request.baseline is not None:
@@ -143,6 +148,31 @@ def resolve_node(
         raise InputError(f"{err.problem} (node {node_name}, kubelet {prof.version})", source=err.source,
                          field=err.field) from None
     return NodeSettings(node_name, prof, version_source, platform, config)
+
+
+def _configured_gates(request: SettingsRequest, recorded_configz: Mapping[str, Any] | None,
+                      prof: VersionProfile) -> dict[str, bool]:
+    """The baseline's ``featureGates`` that the eviction port models and the version lets change.
+
+    A node's configuration turns gates on or off as much as its version does; gates the port does
+    not model (most of them) do not matter to eviction, and ``--feature-gates`` still wins.
+    """
+    doc: Any = request.baseline.document if request.baseline is not None else recorded_configz
+    if not isinstance(doc, Mapping):
+        return {}
+    cfg = doc.get("kubeletconfig", doc)
+    gates = cfg.get("featureGates") if isinstance(cfg, Mapping) else None
+    if not isinstance(gates, Mapping):
+        return {}
+    out = {}
+    for name, value in gates.items():
+        if name in prof.feature_gates and isinstance(value, bool) and name not in request.feature_gates:
+            try:
+                profile(prof.version, {name: value})
+            except InputError:
+                continue  # locked to its default in this version: the kubelet would refuse to start
+            out[str(name)] = value
+    return out
 
 
 def settings_digest(nodes: Mapping[str, NodeSettings] | list[NodeSettings]) -> str:

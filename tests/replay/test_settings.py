@@ -176,3 +176,15 @@ def test_the_output_states_effective_settings_and_their_sources(tmp_path: Path,
     out = capsys.readouterr().out
     assert "pressure transition period" in out and "1m0s" in out and "--eviction-pressure-transition-period" in out
     assert "recorded /configz of kind-worker" in out
+
+
+def test_feature_gates_of_the_recorded_configz_apply_and_the_flag_wins(tmp_path: Path) -> None:
+    configz = {"kubeletconfig": {**CONFIGZ["kubeletconfig"],
+                                 "featureGates": {"InPlacePodVerticalScaling": True, "CPUManager": True}}}
+    rec = sidecar_recording(tmp_path / "rec", configz=configz)
+    (node,) = replay_recording(open_recording(rec), request_from_args(_args([str(rec), "--kubelet-version", "1.30"]))
+                               ).nodes
+    assert "feature gates InPlacePodVerticalScaling=True from recorded /configz of kind-worker" in node.version_source
+    args = _args([str(rec), "--kubelet-version", "1.30", "--feature-gates", "InPlacePodVerticalScaling=false"])
+    (node,) = replay_recording(open_recording(rec), request_from_args(args)).nodes
+    assert "feature gates" not in node.version_source
