@@ -18,7 +18,7 @@ def run_tui(args: argparse.Namespace) -> int:
 
     app = make_app(args.target, export_dir=Path(args.export_dir) if args.export_dir else None)
     status = app.run()
-    return int(status or 0)
+    return int(app.return_code or status or 0)
 
 
 def add_tui_parser(sub: Any) -> None:

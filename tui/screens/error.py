@@ -36,4 +36,4 @@ class ErrorScreen(Screen[None]):
         yield Footer()
 
     def action_quit_bad(self) -> None:
-        self.app.exit(EXIT_BAD_INPUT)
+        self.app.exit(EXIT_BAD_INPUT, return_code=EXIT_BAD_INPUT)

@@ -1,0 +1,76 @@
+"""The TUI's data side, no Textual: lazy results directories, the timeline's cursor arithmetic, alignment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from recordings.reader import open_recording
+from replay.engine import replay_recording
+from replay.results_io import load
+from replay.settings import SettingsRequest
+from tui.compare import align
+from tui.export import to_csv
+from tui.loading import classify
+from tui.results_dir import open_results_dir
+from tui.results_view import ResultsView
+from tui.timeline_model import TimelineModel
+
+
+def test_a_lazy_results_directory_equals_the_eager_load_but_for_the_signals(results_dir: Path) -> None:
+    eager = load(results_dir)
+    view = open_results_dir(results_dir)
+    assert view.result == eager  # every field but the frames
+    assert view.result.conditions.equals(eager.conditions)
+    assert view.result.signals.is_empty()
+    assert view.node_series("kind-worker").height == eager.signals.height
+    lowest = view.lowest_available().filter(pl.col("signal") == "memory.available")["lowest"].item()
+    assert lowest == eager.signals.filter(pl.col("signal") == "memory.available")["available"].min()
+
+
+def test_classify_tells_results_from_recordings(results_dir: Path, sample_rec: Path) -> None:
+    assert classify(results_dir) == "results"
+    assert classify(sample_rec) == "recording"
+
+
+def _model(sample_rec: Path) -> TimelineModel:
+    view = ResultsView.from_result(replay_recording(open_recording(sample_rec)), "t", str(sample_rec))
+    return TimelineModel(view.node("kind-worker"), view.node_series("kind-worker"), view.result.conditions,
+                         view.evictions_of("kind-worker"), view.real_of("kind-worker"))
+
+
+def test_timeline_zoom_keeps_the_cursor_in_the_window_and_jumps_stop_at_the_ends(sample_rec: Path) -> None:
+    model = _model(sample_rec)
+    marks = model.markers()
+    assert model.cursor == marks[0].index
+    model.zoom(0.5)
+    lo, hi = model.window
+    assert lo <= model.cursor <= hi and hi - lo + 1 < len(model.ticks)
+    model.goto(0)
+    assert model.window[0] == 0
+    assert model.jump(forward=False) is None and model.cursor == 0
+    assert model.jump(forward=True) == marks[0]
+    model.zoom(100)
+    assert model.window == (0, len(model.ticks) - 1)
+
+
+def test_the_plot_reduces_a_long_window_by_the_minimum_of_each_bucket(sample_rec: Path) -> None:
+    model = _model(sample_rec)
+    data = model.plot(width=3)
+    values = [v for v in model.values("memory.available") if v is not None]
+    assert len(data.xs) <= len(model.ticks) and min(v for v in data.ys if v is not None) == min(values) / data.scale
+    assert [label for label, _ in data.thresholds] == ["hard memory.available<1536Mi"]
+    assert [b.condition for b in data.bands] == ["MemoryPressure"]
+
+
+def test_compare_aligns_evictions_by_pod(sample_rec: Path) -> None:
+    rec = open_recording(sample_rec)
+    a = replay_recording(rec, SettingsRequest(kubelet_version="1.30"))
+    b = replay_recording(rec, SettingsRequest(kubelet_version="1.32"))
+    (pair,) = align(a, b)
+    assert (pair.pod, pair.status) == ("alloc-sidecars", "message differs")
+
+
+def test_csv_export_writes_raw_values() -> None:
+    assert to_csv(["node", "lowest"], [("n1", 1610612736), ("n2", None)]) == "node,lowest\nn1,1610612736\nn2,\n"

@@ -1,0 +1,264 @@
+"""Pilot tests: every screen reached and driven from the keyboard, as a user would."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from rich.text import Text
+from textual.widgets import Select, Static
+
+from tui.app import EvictlensApp, make_app
+from tui.screens.compare import CompareScreen
+from tui.screens.eviction import EvictionScreen
+from tui.screens.help import HelpScreen
+from tui.screens.overview import OverviewScreen
+from tui.screens.pod import PodScreen
+from tui.screens.timeline import TimelineScreen
+from tui.screens.whatif import WhatIfScreen
+from tui.widgets.record_table import RecordTable
+
+SIZE = (140, 45)
+pytestmark = pytest.mark.anyio
+
+
+def _app(sample_cache: Path, tmp_path: Path, target: Path | None = None) -> EvictlensApp:
+    return make_app(target, cache=sample_cache, export_dir=tmp_path)
+
+
+def _text(app: EvictlensApp, selector: str) -> str:
+    """What a Static shows, as plain text (a rich Table rendered through a recording console)."""
+    content = app.screen.query_one(selector, Static).content
+    if isinstance(content, Text):
+        return content.plain
+    if isinstance(content, str):
+        return content
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(content)
+    return console.export_text()
+
+
+async def test_the_bundled_sample_opens_on_the_overview(sample_cache: Path, tmp_path: Path) -> None:
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, OverviewScreen)
+        nodes = app.screen.query_one("#nodes", RecordTable)
+        assert [r.key for r in nodes.visible_records()] == ["kind-worker"]
+        evictions = app.screen.query_one("#evictions", RecordTable)
+        assert [r.values[0] for r in evictions.visible_records()] == ["default/alloc-sidecars"]
+        assert "as recorded" in _text(app, "#overview-title")
+
+
+async def test_slash_filters_by_name_and_escape_clears(sample_cache: Path, tmp_path: Path) -> None:
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("slash", "n", "o", "p", "e")
+        await pilot.pause()
+        assert app.screen.query_one("#nodes", RecordTable).row_count == 0
+        assert app.screen.query_one("#evictions", RecordTable).row_count == 0
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen.query_one("#nodes", RecordTable).row_count == 1
+
+
+async def test_s_sorts_by_the_next_column_and_S_reverses(sample_cache: Path, tmp_path: Path) -> None:
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        table = app.screen.query_one("#nodes", RecordTable)
+        await pilot.press("s")
+        assert (table.sort_column, table.sort_descending) == (0, False)
+        await pilot.press("s", "S")
+        assert (table.sort_column, table.sort_descending) == (1, True)
+
+
+async def test_timeline_cursor_zoom_and_eviction_jumps(sample_cache: Path, tmp_path: Path) -> None:
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TimelineScreen) and screen.model is not None
+        model = screen.model
+        eviction_at = model.cursor  # opens on the first eviction
+        assert model.evictions_at_cursor()
+        await pilot.press("home")
+        assert model.cursor == 0
+        await pilot.press("right", "right")
+        assert model.cursor == 2
+        await pilot.press("n")
+        assert model.cursor == eviction_at
+        await pilot.press("end", "p")
+        assert model.cursor == eviction_at
+        width = model.window[1] - model.window[0]
+        await pilot.press("plus")
+        assert model.window[1] - model.window[0] < width
+        await pilot.press("minus", "minus")
+        assert model.window == (0, len(model.ticks) - 1)
+        first = model.signal
+        await pilot.press("tab")
+        assert model.signal != first
+        assert "available" in _text(app, "#cursor-values")
+        await pilot.press("escape")
+        assert isinstance(app.screen, OverviewScreen)
+
+
+async def test_eviction_detail_shows_message_containers_ranking_and_impact(
+        sample_cache: Path, tmp_path: Path) -> None:
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, EvictionScreen)
+        assert "Container el1 was using" in screen.query_one("#message").text  # type: ignore[attr-defined]
+        containers = {r.key: r for r in screen.query_one("#containers", RecordTable).records}
+        assert set(containers) >= {"el1", "el-sidecar1"}
+        assert containers["el1"].style == "bold red"  # named in the 1.30 message
+        assert containers["el-sidecar1"].values[1] == "sidecar"
+        ranking = screen.query_one("#ranking", RecordTable).records
+        assert ranking[0].values[1] == "default/alloc-sidecars" and ranking[0].values[-1]
+        assert "stays Failed" in _text(app, "#impact")
+        assert "same, byte for byte" in _text(app, "#diff")
+        await pilot.press("c")
+        assert app.clipboard.startswith("The node was low on resource: memory.")
+        await pilot.press("v")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, PodScreen)
+        assert app.screen.series is not None and app.screen.series.frame.height > 0
+        assert "predicted eviction" in _text(app, "#pod-story")
+        await pilot.press("m", "escape", "escape", "escape")
+        assert isinstance(app.screen, OverviewScreen)
+
+
+async def test_compare_reads_el_sidecar1_in_the_1_32_message_and_not_in_the_1_30_one(
+        sample_cache: Path, tmp_path: Path) -> None:
+    """The acceptance path: sample → its eviction → a 1.32 what-if → Compare."""
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("tab", "enter")  # the evictions table, its first row
+        await pilot.pause()
+        assert isinstance(app.screen, EvictionScreen)
+        assert "el-sidecar1" not in app.screen.eviction.message
+        assert app.screen.eviction.message.startswith("The node was low on resource: memory.")
+        await pilot.press("w")
+        await pilot.pause()
+        assert isinstance(app.screen, WhatIfScreen)
+        app.screen.query_one("#version", Select).value = "1.32"
+        await pilot.press("ctrl+r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert len(app.results) == 2 and app.results[1].request is not None
+        assert app.results[1].request.kubelet_version == "1.32"
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        (pair,) = [p for p in screen.pairs if p.pod == "alloc-sidecars"]
+        assert pair.status == "message differs"
+        assert pair.a is not None and pair.b is not None
+        assert "el-sidecar1" not in pair.a.message and "el-sidecar1" in pair.b.message
+        detail = _text(app, "#pair-detail")
+        a_part, b_part = detail.split("B · ", 1)
+        assert "el-sidecar1" not in a_part.split("A → B")[0]
+        assert "Container el-sidecar1 was using" in b_part
+        await pilot.press("x")
+        assert screen.a.label.startswith("what-if 1")
+        await pilot.press("escape")
+        assert isinstance(app.screen, WhatIfScreen)
+        await pilot.press("ctrl+u")  # use the selected (1.32) result on every screen
+        await pilot.pause()
+        assert app.view.label.startswith("what-if 1")
+
+
+async def test_question_mark_lists_every_binding_of_the_screen(sample_cache: Path, tmp_path: Path) -> None:
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        timeline = app.screen
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        from tui.screens.help import binding_rows
+
+        actions = {row[1] for row in binding_rows(timeline)}
+        assert {"Zoom in", "Zoom out", "Next eviction", "Prev eviction", "Back", "Help", "What-if",
+                "Export CSV"} <= actions
+        table = app.screen.query_one("#help-table")
+        assert table.row_count == len(binding_rows(timeline))  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        assert app.screen is timeline
+
+
+async def test_every_action_is_in_the_command_palette(sample_cache: Path, tmp_path: Path) -> None:
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert {"Filter", "What-if", "Compare", "Export CSV", "Export JSON", "Help", "Sort column"} <= titles
+
+
+async def test_export_writes_the_table_on_screen_as_csv_and_json(sample_cache: Path, tmp_path: Path) -> None:
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("ctrl+e", "ctrl+j")
+        rows = list(csv.DictReader((tmp_path / "evictlens-overview-nodes.csv").open()))
+        assert [r["node"] for r in rows] == ["kind-worker"]
+        assert int(rows[0]["predicted"]) == 1 and int(rows[0]["lowest_memory.available"]) > 0
+        doc = json.loads((tmp_path / "evictlens-overview-nodes.json").read_text())
+        assert doc[0]["node"] == "kind-worker"
+        assert (tmp_path / "evictlens-overview-nodes.csv").stat().st_mode & 0o777 == 0o600
+
+
+async def test_a_results_directory_opens_directly(results_dir: Path, sample_cache: Path, tmp_path: Path) -> None:
+    app = _app(sample_cache, tmp_path, results_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, OverviewScreen)
+        assert app.view.origin == str(results_dir) and app.view.request is None
+        assert app.view.result.signals.is_empty()  # not read: only scanned
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, TimelineScreen) and app.screen.model is not None
+
+
+async def test_q_on_the_overview_quits(sample_cache: Path, tmp_path: Path) -> None:
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.press("q")  # back, as escape
+        assert isinstance(app.screen, OverviewScreen)
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code in (0, None)
