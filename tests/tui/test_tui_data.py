@@ -74,3 +74,10 @@ def test_compare_aligns_evictions_by_pod(sample_rec: Path) -> None:
 
 def test_csv_export_writes_raw_values() -> None:
     assert to_csv(["node", "lowest"], [("n1", 1610612736), ("n2", None)]) == "node,lowest\nn1,1610612736\nn2,\n"
+
+
+def test_a_newer_progress_message_replaces_an_older_one_of_the_same_replay() -> None:
+    from tui.messages import ReplayProgress
+
+    assert ReplayProgress("a", 5, 10).can_replace(ReplayProgress("a", 4, 10))
+    assert not ReplayProgress("a", 5, 10).can_replace(ReplayProgress("b", 4, 10))
