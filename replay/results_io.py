@@ -11,7 +11,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -131,18 +131,51 @@ def write(result: ReplayResult, out: Path) -> None:
         raise
 
 
+_TIMES = ("time", "first_time", "last_time")
+
+
+def _fields(cls: type, doc: Mapping[str, Any], **given: Any) -> dict[str, Any]:
+    """The document's keys that are fields of ``cls`` (times parsed), with ``given`` on top: keys a later
+    schema adds with defaults load without changes here."""
+    names = {f.name for f in fields(cls)}
+    out = {k: (_parse_time(v) if k in _TIMES else v) for k, v in doc.items() if k in names}
+    return {**out, **given}
+
+
 def _ranking_by_eviction(df: pl.DataFrame) -> dict[int, tuple[RankedPod, ...]]:
     out: dict[int, list[RankedPod]] = {}
     for row in df.sort("eviction_id", "rank").iter_rows(named=True):
-        out.setdefault(row["eviction_id"], []).append(RankedPod(
-            row["rank"], row["namespace"], row["pod"], row["uid"], row["qos"], row["priority"], row["has_stats"],
-            row["exceeds_request"], row["usage"], row["request"], row["usage_above_request"],
-            row["process_count"], row["critical"], row["reason"], row["decided_by"] or "", row["margin"]))
+        out.setdefault(row["eviction_id"], []).append(RankedPod(**_fields(RankedPod, row)))
     return {k: tuple(v) for k, v in out.items()}
 
 
-def load(path: str | Path) -> ReplayResult:
-    """Read a results directory back into the model (every frame checked against its declared schema)."""
+def _frame_file(root: Path, name: str) -> Path:
+    """The frame's file, its columns checked against the declared schema (without reading the data)."""
+    f = root / f"{name}.parquet"
+    try:
+        schema = pl.Schema(pl.read_parquet_schema(f))
+    except (OSError, pl.exceptions.PolarsError) as err:
+        raise InputError(f"unreadable Parquet file ({type(err).__name__}: {err})".splitlines()[0],
+                         source=str(f)) from None
+    if schema != FRAMES[name]:
+        raise InputError(f"columns {dict(schema)} do not match the results schema", source=str(f))
+    return f
+
+
+def _read_frame(f: Path) -> pl.DataFrame:
+    try:
+        return pl.read_parquet(f)
+    except (OSError, pl.exceptions.PolarsError) as err:
+        raise InputError(f"unreadable Parquet file ({type(err).__name__}: {err})".splitlines()[0],
+                         source=str(f)) from None
+
+
+def load(path: str | Path, *, signals: bool = True) -> ReplayResult:
+    """Read a results directory back into the model (every frame checked against its declared schema).
+
+    ``signals=False`` leaves the largest frame unread (an empty frame in its place) for front ends that
+    scan ``signals.parquet`` lazily (:func:`signals_scan`): a 100-node day opens in well under a second.
+    """
     root = Path(path)
     doc_path = root / RESULT_JSON
     if not doc_path.is_file():
@@ -156,50 +189,29 @@ def load(path: str | Path) -> ReplayResult:
     if doc.get("schema_version") != SCHEMA_VERSION:
         raise InputError(f"results schema version {doc.get('schema_version')!r} is not supported (this evictlens "
                          f"reads {SCHEMA_VERSION})", source=str(doc_path), field="schema_version")
-    frames: dict[str, pl.DataFrame] = {}
-    for name, schema in FRAMES.items():
-        f = root / f"{name}.parquet"
-        try:
-            df = pl.read_parquet(f)
-        except (OSError, pl.exceptions.PolarsError) as err:
-            raise InputError(f"unreadable Parquet file ({type(err).__name__}: {err})".splitlines()[0],
-                             source=str(f)) from None
-        if df.schema != schema:
-            raise InputError(f"columns {dict(df.schema)} do not match the results schema", source=str(f))
-        frames[name] = df
+    files = {name: _frame_file(root, name) for name in FRAMES}
+    frames = {name: _read_frame(f) for name, f in files.items() if signals or name != "signals"}
     try:
         rankings = _ranking_by_eviction(frames["rankings"])
         evictions = tuple(
-            Eviction(
-                id=e["id"], node=e["node"], tick=e["tick"], time=_parse_time(e["time"]) or datetime.min,
-                namespace=e["namespace"], pod=e["pod"], uid=e["uid"], owner_kind=e["owner_kind"],
-                owner_name=e["owner_name"], qos=e["qos"], priority=e["priority"], cause=e["cause"],
-                signal=e["signal"], hard=e["hard"], observed_available=e["observed_available"],
-                threshold_value=e["threshold_value"], grace_period_override=e["grace_period_override"],
-                message=e["message"], annotations=dict(e["annotations"]), ranking=rankings.get(e["id"], ()),
-                comes_back=e.get("comes_back"), impact=e.get("impact") or "",
-            )
-            for e in doc["evictions"]
-        )
+            Eviction(**_fields(Eviction, e, annotations=dict(e["annotations"]), ranking=rankings.get(e["id"], ()),
+                               impact=e.get("impact") or "")) for e in doc["evictions"])
         nodes = tuple(
-            NodeResult(
-                **{k: v for k, v in n.items()
-                   if k not in ("thresholds", "errors", "first_time", "last_time", "overcommit_lead_s")},
-                overcommit_lead_s=dict(n.get("overcommit_lead_s") or {}),
-                thresholds=tuple(ThresholdSetting(**t) for t in n["thresholds"]), errors=tuple(n["errors"]),
-                first_time=_parse_time(n["first_time"]), last_time=_parse_time(n["last_time"]),
-            )
-            for n in doc["nodes"]
-        )
+            NodeResult(**_fields(NodeResult, n, thresholds=tuple(ThresholdSetting(**t) for t in n["thresholds"]),
+                                 errors=tuple(n["errors"]), overcommit_lead_s=dict(n.get("overcommit_lead_s") or {})))
+            for n in doc["nodes"])
         matches = tuple(
-            Match(RealEviction(**{**m["real"], "time": _parse_time(m["real"]["time"])}), m["predicted_id"],
-                  m["same_pod"], m["within_interval"], m["same_message"], m["message_diff"])
-            for m in doc["matches"]
-        )
+            Match(**_fields(Match, m, real=RealEviction(**_fields(RealEviction, m["real"])))) for m in doc["matches"])
     except (KeyError, TypeError) as err:
         raise InputError(f"missing or malformed field ({type(err).__name__}: {err})", source=str(doc_path)) from None
     return ReplayResult(
         recording=doc["recording"], interval_seconds=doc["interval_seconds"], settings=doc["settings"], nodes=nodes,
-        evictions=evictions, matches=matches, notes=tuple(doc["notes"]), signals=frames["signals"],
-        conditions=frames["conditions"], schema_version=doc["schema_version"], overcommit=frames["overcommit"],
+        evictions=evictions, matches=matches, notes=tuple(doc["notes"]),
+        signals=frames.get("signals", pl.DataFrame(schema=SIGNALS_SCHEMA)), conditions=frames["conditions"],
+        schema_version=doc["schema_version"], overcommit=frames["overcommit"],
     )
+
+
+def signals_scan(path: str | Path) -> pl.LazyFrame:
+    """``signals.parquet`` of a results directory as a lazy scan (its schema checked)."""
+    return pl.scan_parquet(_frame_file(Path(path), "signals"))
