@@ -49,14 +49,17 @@ def _replay(args: argparse.Namespace, recording: str) -> int:
 
     request = dataclasses.replace(request_from_args(args), counterfactual=args.counterfactual)
     rec = open_recording(recording, skip_bad=args.skip_bad)
-    replay = Replay(rec, request, args.node)
-    builder = ResultBuilder(replay)
-    with progress_bar("replaying", replay.total_passes, enabled=not args.json) as advance:
-        for p in replay.passes():
-            builder.add(p)
-            advance(1)
-    skipped = [f"skipped (--skip-bad): {s}" for s in getattr(rec, "skipped", [])]
-    result = builder.finish(skipped)
+    if not getattr(args, "reference", True):
+        result = _replay_fast(args, rec, request)
+    else:
+        replay = Replay(rec, request, args.node)
+        builder = ResultBuilder(replay)
+        with progress_bar("replaying", replay.total_passes, enabled=not args.json) as advance:
+            for p in replay.passes():
+                builder.add(p)
+                advance(1)
+        skipped = [f"skipped (--skip-bad): {s}" for s in getattr(rec, "skipped", [])]
+        result = builder.finish(skipped)
     if args.output:
         write(result, Path(args.output))
     if args.json:
@@ -66,6 +69,18 @@ def _replay(args: argparse.Namespace, recording: str) -> int:
 
         print_result(result, output=args.output)
     return 0
+
+
+def _replay_fast(args: argparse.Namespace, rec: Any, request: Any) -> Any:
+    """The columnar fast path (replay/fast), over --jobs processes or a --ray cluster."""
+    from replay.fast.driver import select_nodes
+    from replay.fast.parallel import replay_parallel, replay_ray
+
+    nodes = select_nodes(rec, args.node)  # the same errors, and --skip-bad's list, before any work
+    skipped = [f"skipped (--skip-bad): {s}" for s in getattr(rec, "skipped", [])]
+    if args.ray is not None:
+        return replay_ray(rec, [request], nodes, address=args.ray or None, notes=skipped)[0]
+    return replay_parallel(rec, [request], nodes, jobs=args.jobs, notes=skipped)[0]
 
 
 def add_replay_parser(sub: Any) -> None:
@@ -91,6 +106,14 @@ def add_replay_parser(sub: Any) -> None:
     out.add_argument("-o", "--output", metavar="DIR",
                      help="write the results directory (result.json + Parquet, see replay/RESULTS.md), e.g. out/")
     out.add_argument("--json", action="store_true", help="print result.json to stdout instead of tables")
+    speed = p.add_argument_group("speed")
+    speed.add_argument("--jobs", type=int, metavar="N", default=None,
+                       help="replay nodes in N local processes (default: all cores); results are identical")
+    speed.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                       help="run the per-node tasks on a Ray cluster (pip install 'evictlens[ray]'); no ADDRESS: "
+                       "a local Ray instance; the recording must be at the same path on every Ray node")
+    speed.add_argument("--reference", action="store_true",
+                       help="use the per-tick reference path instead of the columnar fast path (same results)")
     out.add_argument("--skip-bad", action="store_true",
                      help="replay what is readable of a damaged recording and list what was skipped")
     p.set_defaults(func=run_replay)

@@ -100,7 +100,7 @@ class NodeColumns:
         parts = {}
         for table in SERIES:
             df = self._collect(table.name, self._scan(table.name).filter(wanted))
-            parts[table.name] = {int(k[0]): v for k, v in df.partition_by("tick", as_dict=True).items()}  # type: ignore[call-overload]
+            parts[table.name] = {int(k[0]): v for k, v in df.partition_by("tick", as_dict=True).items()}
         out: dict[int, Callable[[], dict[str, Any]]] = {}
         for tick, node_df in parts[NODE_STATS.name].items():
 

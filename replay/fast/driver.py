@@ -23,18 +23,17 @@ from typing import Any, cast
 
 import polars as pl
 
+from recordings.errors import InputError
 from recordings.pod_timeline import PodVersion, index_pods_by_node
 from recordings.reader import Recording
 from replay.collect import ResultBuilder, _allocatable
 from replay.context import active_pods, infer_topology
 from replay.engine import NodeRun, Pass, Replay
-from recordings.errors import InputError
 from replay.fast.columns import CHUNK_TICKS, Chunk, NodeColumns, StorageUsage
 from replay.fast.loop import StateMachine, to_datetime
 from replay.fast.signals import SIGNALS, ThresholdPlan, observations, plan_thresholds, threshold_columns
-from replay.kubelet.api import parse_summary
 from replay.impact import OVERCOMMIT_RESOURCES, PodTotals, pod_totals
-from replay.kubelet.api import Pod
+from replay.kubelet.api import Pod, parse_summary
 from replay.kubelet.manager import EvictionManager, FsTopology, SyncResult
 from replay.kubelet.thresholds import Threshold
 from replay.results import CONDITIONS_SCHEMA, OVERCOMMIT_SCHEMA, SIGNALS_SCHEMA, Eviction, ReplayResult
@@ -287,7 +286,7 @@ class NodeReplay:
         order = 0
         lazy = base.lazy()
         for k, signal in enumerate(SIGNALS):
-            on = [i for i, p in enumerate(self.plans) if p.signal == k]
+            on: list[int | None] = [i for i, p in enumerate(self.plans) if p.signal == k]
             for i in on or [None]:
                 cols = [
                     pl.lit(self.node, pl.String).alias("node"), pl.col("tick").cast(pl.Int64), pl.col("time"),
@@ -295,12 +294,14 @@ class NodeReplay:
                     pl.col(f"c{k}").alias("capacity"),
                 ]
                 if i is None:
-                    cols += [pl.lit(None, pl.Int32).alias("threshold_id"), pl.lit(None, pl.Int64).alias("threshold_value"),
+                    cols += [pl.lit(None, pl.Int32).alias("threshold_id"),
+                             pl.lit(None, pl.Int64).alias("threshold_value"),
                              pl.lit(None, pl.Boolean).alias("met"), pl.lit(None, pl.Boolean).alias("actionable")]
                 else:
                     bit = pl.lit(1 << i, pl.UInt64)
                     cols += [pl.lit(i, pl.Int32).alias("threshold_id"), pl.col(f"q{i}").alias("threshold_value"),
-                             ((pl.col("_met") & bit) != 0).alias("met"), ((pl.col("_act") & bit) != 0).alias("actionable")]
+                             ((pl.col("_met") & bit) != 0).alias("met"),
+                             ((pl.col("_act") & bit) != 0).alias("actionable")]
                 parts.append(lazy.filter(pl.col(f"a{k}").is_not_null())
                              .select(*cols, pl.col("_pass"), pl.lit(order, pl.Int32).alias("_order")))
                 order += 1

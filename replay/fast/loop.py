@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from replay.fast.signals import SIGNAL_INDEX, SIGNALS
 from replay.kubelet.manager import EvictionManager
 from replay.kubelet.thresholds import SIGNAL_TO_NODE_CONDITION, SignalObservation, Threshold, has_threshold
-from replay.fast.signals import SIGNALS, SIGNAL_INDEX
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

@@ -19,7 +19,7 @@ import polars as pl
 from recordings.reader import Recording
 from replay.collect import ResultBuilder
 from replay.fast.driver import NodePartial
-from replay.results import CONDITIONS_SCHEMA, OVERCOMMIT_SCHEMA, SIGNALS_SCHEMA, ReplayResult
+from replay.results import CONDITIONS_SCHEMA, OVERCOMMIT_SCHEMA, SIGNALS_SCHEMA, Eviction, ReplayResult
 from replay.settings import SettingsRequest
 
 
@@ -36,7 +36,7 @@ def assemble(rec: Recording, request: SettingsRequest, partials: Sequence[NodePa
         manager=None if p.thresholds is None else SimpleNamespace(thresholds=p.thresholds), gaps=p.gaps,
         counterfactual_removed=p.counterfactual_removed) for p in partials]
     builder = ResultBuilder(cast(Any, SimpleNamespace(rec=rec, request=request, runs=runs)))
-    evictions = []
+    evictions: list[Eviction] = []
     for p in partials:
         state = builder._nodes[p.node]
         state.passes, state.reasons, state.errors = p.passes, Counter(p.reasons), list(p.errors)

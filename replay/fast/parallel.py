@@ -7,16 +7,30 @@ included) is the one a single process computes.
 
 from __future__ import annotations
 
+import copyreg
 import multiprocessing
 import os
+import types
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from recordings.reader import Recording, open_recording
 from replay.fast.driver import NodePartial, replay_nodes, select_nodes
 from replay.results import ReplayResult
 from replay.settings import SettingsRequest
+
+
+def _proxy(d: dict[object, object]) -> types.MappingProxyType[object, object]:
+    return types.MappingProxyType(d)
+
+
+def _mappingproxy(m: types.MappingProxyType[Any, Any]) -> tuple[Callable[..., Any], tuple[dict[Any, Any]]]:
+    return _proxy, (dict(m),)
+
+
+copyreg.pickle(types.MappingProxyType, _mappingproxy)  # settings hold read-only mappings; they cross processes
 
 
 def replay_shard(path: str, skip_bad: bool, requests: Sequence[SettingsRequest],
@@ -57,7 +71,7 @@ def replay_parallel(rec: Recording, requests: Sequence[SettingsRequest], nodes: 
         with ProcessPoolExecutor(max_workers=len(shards), mp_context=context) as pool:
             futures = [pool.submit(replay_shard, str(rec.root), rec.skip_bad, list(requests), s) for s in shards]
             outs = []
-            for future, shard in zip(futures, shards, strict=True):
+            for future in futures:
                 outs.append(future.result())
                 if on_node is not None:
                     on_node(0)

@@ -105,7 +105,8 @@ def _summary(node: str, spec: dict[str, Any], i: int, when: int) -> dict[str, An
             "ephemeral-storage": {"time": t, "usedBytes": disk, "inodesUsed": 3},
             "process_stats": {"process_count": 2},
             "containers": [{"name": "c", "memory": {"time": t, "workingSetBytes": used},
-                            "rootfs": {"time": t, "usedBytes": disk // 2}, "logs": {"time": t, "usedBytes": disk // 4}}],
+                            "rootfs": {"time": t, "usedBytes": disk // 2},
+                            "logs": {"time": t, "usedBytes": disk // 4}}],
             "volume": [{"name": "scratch", "time": t, "usedBytes": disk // 2}],
         })
     return {"node": node_obj, "pods": pods}
@@ -164,7 +165,8 @@ def assert_same(a: Any, b: Any) -> None:
     assert a.same_as(b)
 
 
-@settings(max_examples=25, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate), suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=25, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=recordings(), request=requests(), chunk=st.sampled_from([2, 3, 2048]))
 def test_fast_path_equals_the_reference_field_for_field(tmp_path_factory: Any, data: dict[str, Any],
                                                          request: SettingsRequest, chunk: int) -> None:
