@@ -13,7 +13,7 @@ from rec_support import FakeServer, child_env, committed_ticks, kill_quietly, ru
 
 from recordings.reader import open_recording
 
-FAST = ["--interval", "0.5s", "--timeout", "2s", "--duration", "1.2s"]
+FAST = ["--interval", "1s", "--timeout", "2s", "--duration", "1.5s"]  # polls may take 0.9 s: no gaps under load
 
 
 @pytest.fixture(scope="module")

@@ -232,13 +232,13 @@ def test_nodes_that_miss_the_tick_deadline_are_timeout_gaps_and_the_schedule_hol
     """A node that never answers, with a request timeout far longer than the interval: each
     tick still ends within its interval, the node is a ``timeout`` gap in every tick, the
     other nodes are recorded, and no tick is late."""
-    opts = _opts(kubeconfig, interval=0.3, timeout=30.0, duration=1.5)
+    opts = _opts(kubeconfig, interval=0.5, timeout=30.0, duration=2.0)
     started = time.monotonic()
     assert _record(opts, MockCluster(slow={"node-001"})) == 0
     assert time.monotonic() - started < 15, "ticks waited for the 30 s request timeout"
     rec = open_recording(Path(opts.output))
     slow, fine = rec.ticks("node-001"), rec.ticks("node-000")
-    assert len(fine) >= 3 and all(t.ok for t in fine)
+    assert len(fine) == 4 and all(t.ok for t in fine)
     assert len(slow) == len(fine)
     assert {t.error for t in slow} == {"timeout for GET /api/v1/nodes/node-001/proxy/stats/summary"}
     assert rec.manifest.counts.get("late_ticks") == 0

@@ -219,7 +219,7 @@ def test_interactive_mode_with_a_terminal_on_stdin(
 def test_records_with_a_v1_exec_plugin_end_to_end(server: FakeServer, tmp_path: Path) -> None:
     kc, log = _v1(tmp_path, server)
     out = tmp_path / "rec"
-    res = run_record(["--kubeconfig", str(kc), "-o", str(out), "--interval", "0.5s", "--duration", "1.5s"])
+    res = run_record(["--kubeconfig", str(kc), "-o", str(out), "--interval", "1s", "--duration", "1.5s"])
     assert res.returncode == 0, res.stderr
     rec = open_recording(out)
     assert rec.nodes() == ["node-000", "node-001", "node-002"] and all(t.ok for t in rec.ticks())
