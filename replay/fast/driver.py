@@ -30,8 +30,9 @@ from replay.collect import ResultBuilder, _allocatable
 from replay.context import active_pods, infer_topology
 from replay.engine import NodeRun, Pass, Replay
 from replay.fast.columns import CHUNK_TICKS, Chunk, NodeColumns, StorageUsage
-from replay.fast.loop import StateMachine, to_datetime
-from replay.fast.signals import SIGNALS, ThresholdPlan, observations, plan_thresholds, threshold_columns
+from replay.fast.loop import to_datetime
+from replay.fast.passes import ChunkPasses, FastManager
+from replay.fast.signals import SIGNALS, observations
 from replay.impact import OVERCOMMIT_RESOURCES, PodTotals, pod_totals
 from replay.kubelet.api import Pod, parse_summary
 from replay.kubelet.manager import EvictionManager, FsTopology, SyncResult
@@ -84,8 +85,7 @@ class NodeReplay:
         self.cfg = run.settings.config
         self.fallback: str | None = unsupported(run.request, run)
         self.manager: EvictionManager | None = None
-        self.machine: StateMachine | None = None
-        self.plans: list[ThresholdPlan] = []
+        self.fast: FastManager | None = None
         self.no_thresholds = False
         self.storage: frozenset[int] = frozenset()
         self.passes = 0
@@ -96,17 +96,20 @@ class NodeReplay:
         self.open: dict[str, tuple[datetime, int]] = {}
         self.cond_rows: dict[str, list[Any]] = {name: [] for name in CONDITIONS_SCHEMA.names()}
         self.signal_frames: list[pl.DataFrame] = []
+        self.over_frames: list[pl.DataFrame] = []
         self.evictions: list[Eviction] = []
         self._eviction_shim = SimpleNamespace(_evictions=self.evictions)
         self._frame: pl.DataFrame | None = None
-        self.candidates: set[int] = set()
         self.first_eviction: datetime | None = None
         self.late: dict[int, list[str]] = {}
         self.allocatable: dict[str, int] = _allocatable(run)
-        self.over_rows: dict[str, list[Any]] = {name: [] for name in OVERCOMMIT_SCHEMA.names()}
         self._totals: dict[int, PodTotals] = {}
         self._over_key: Any = None
-        self._over_values: list[tuple[int, int, int]] = []
+        self._over_values: list[tuple[int, int, int]] = [(0, 0, 0)] * len(OVERCOMMIT_RESOURCES)
+        self._evicted: list[str] = []
+        """UIDs the replay evicted, in order (run.evicted_uids as a sequence: the set as of any pass)."""
+        self._observed = pl.Series("observed", [v.observed for v in run.pod_versions],
+                                   dtype=pl.Datetime("us", "UTC")).dt.epoch("us")
 
     # -- set-up at the first pass ---------------------------------------------------------------
     def start(self, node_summary: dict[str, Any], first_tick: int, storage: Callable[[], StorageUsage],
@@ -121,16 +124,11 @@ class NodeReplay:
         if not manager.thresholds and not self.cfg.local_storage_capacity_isolation:
             self.no_thresholds = True
             return
-        error = manager._first_pass()
-        if error is not None:
-            self.fallback = "first pass failed"
+        fast = FastManager.build(manager)
+        if isinstance(fast, str):
+            self.fallback = fast
             return
-        plans = plan_thresholds(manager.thresholds)
-        if plans is None or len(plans) > 63:
-            self.fallback = "thresholds outside the columnar model"
-            return
-        self.plans = plans
-        self.machine = StateMachine(manager.thresholds, self.cfg.pressure_transition_period)
+        self.fast = fast
         if self.cfg.local_storage_capacity_isolation:
             self.storage = storage().ticks(run.topology.dedicated_image_fs)
 
@@ -139,69 +137,65 @@ class NodeReplay:
         """Compute the chunk's columns; the ticks whose whole summary may be needed."""
         if self.no_thresholds or self.fallback:
             return set()
+        assert self.fast is not None
         obs = observations(chunk.node_rows, chunk.pods_rows, chunk.tick_times)
-        self._frame = threshold_columns(obs, self.plans)
-        met_any = self._frame.filter(pl.col("m1") != 0)["tick"].to_list()
-        ticks = set(chunk.infos)
-        self.candidates = {int(t) for t in met_any} | (self.storage & ticks)
-        return self.candidates
+        self._frame = self.fast.columns(obs)
+        return self.fast.met_ticks(self._frame) | (self.storage & set(chunk.infos))
 
     def run_chunk(self, chunk: Chunk, summaries: dict[int, Callable[[], dict[str, Any]]]) -> None:
         if self.fallback:
             return
         if self.no_thresholds:
-            self._no_thresholds(chunk)
+            obs = observations(chunk.node_rows, chunk.pods_rows, chunk.tick_times).select("tick", "when")
+            n = obs.height
+            cp = ChunkPasses(obs["tick"].to_list(), obs["when"].to_list(), [0] * n, [0] * n,
+                             ["no eviction thresholds configured"] * n, [()] * n)
+            self._account(cp, {}, {}, len(self._evicted))
             return
-        frame = self._frame
-        assert frame is not None and self.machine is not None
+        frame, fast = self._frame, self.fast
+        assert frame is not None and fast is not None
         self._frame = None
-        machine = self.machine
-        ticks = frame["tick"].to_list()
-        whens = frame["when"].to_list()
-        m0s, m1s, presents = frame["m0"].to_list(), frame["m1"].to_list(), frame["present"].to_list()
-        times = list(zip(*(frame[f"t{k}"].to_list() for k in range(len(SIGNALS))), strict=True))
-        met_masks: list[int] = []
-        act_masks: list[int] = []
-        pass_times: list[datetime] = []
-        storage = self.storage
-        for idx, tick in enumerate(ticks):
-            now = whens[idx]
-            when = to_datetime(now)
-            pass_times.append(when)
-            before = machine.state
-            step = machine.step(now, m0s[idx], m1s[idx], presents[idx], times[idx])
-            conditions: Sequence[str] = step.conditions
-            if step.actionable or tick in storage:
-                result, candidates = self._delegate(chunk, tick, when, before, summaries[tick])
-                self._overcommit(tick, when, candidates)
-                met_mask = act_mask = 0
-                for i, t in enumerate(machine.thresholds):
-                    met_mask |= (t in result.thresholds_met) << i
-                    act_mask |= (t in result.thresholds_actionable) << i
-                met_masks.append(met_mask)
-                act_masks.append(act_mask)
-                reason = result.reason if not result.evictions else "evicted"
-                conditions = result.node_conditions
-            else:
-                met_masks.append(step.met_mask)
-                act_masks.append(step.actionable_mask)
-                reason = step.reason
-                self._overcommit(tick, when, None)
-            self.reasons[reason] += 1
-            self._pass(tick, when, conditions)
-        self.signal_frames.append(self._signals(frame, pass_times, met_masks, act_masks))
+        candidates: dict[int, list[Pod]] = {}
+        evicted_after: dict[int, int] = {}
 
-    def _pass(self, tick: int, when: datetime, conditions: Sequence[str]) -> None:
-        """ResultBuilder.add's counting and _add_conditions."""
-        self.passes += 1
-        self.first = self.first or when
-        self.last = when
-        on = set(conditions)
-        for condition in sorted(set(self.open) - on):
-            start, start_tick = self.open.pop(condition)
-            self._close(condition, start, start_tick, when, tick)
-        for condition in conditions:
-            self.open.setdefault(condition, (when, tick))
+        def delegate(index: int, tick: int, when: datetime) -> SyncResult:
+            result, cands = self._delegate(chunk, tick, when, summaries[tick])
+            candidates[index] = cands
+            evicted_after[index] = len(self._evicted)
+            return result
+
+        evicted_before = len(self._evicted)
+        cp = fast.run(frame, self.storage, delegate)
+        self._account(cp, candidates, evicted_after, evicted_before)
+        self.signal_frames.append(self._signals(frame, cp.met, cp.actionable))
+
+    def _account(self, cp: ChunkPasses, candidates: dict[int, list[Pod]], evicted_after: dict[int, int],
+                 evicted_before: int) -> None:
+        """ResultBuilder.add's counting, conditions and overcommit rows for a chunk's passes."""
+        n = len(cp.ticks)
+        if not n:
+            return
+        for index, result in cp.delegated.items():
+            if result.evictions:
+                cp.reasons[index] = "evicted"
+        self.reasons.update(cp.reasons)
+        self.passes += n
+        self.first = self.first or to_datetime(cp.now[0])
+        self.last = to_datetime(cp.now[-1])
+        previous: tuple[str, ...] | None = None
+        for index, conditions in enumerate(cp.conditions):
+            if conditions == previous or (not conditions and not self.open):
+                previous = conditions
+                continue
+            previous = conditions
+            tick, when = cp.ticks[index], to_datetime(cp.now[index])
+            on = set(conditions)
+            for condition in sorted(set(self.open) - on):
+                start, start_tick = self.open.pop(condition)
+                self._close(condition, start, start_tick, when, tick)
+            for condition in conditions:
+                self.open.setdefault(condition, (when, tick))
+        self.over_frames.append(self._overcommit(cp, candidates, evicted_after, evicted_before))
 
     def _close(self, condition: str, start: datetime, start_tick: int, end: datetime | None,
                end_tick: int | None) -> None:
@@ -209,21 +203,12 @@ class NodeReplay:
                             ("from_tick", start_tick), ("to_tick", end_tick)):
             self.cond_rows[name].append(value)
 
-    def _no_thresholds(self, chunk: Chunk) -> None:
-        obs = observations(chunk.node_rows, chunk.pods_rows, chunk.tick_times)
-        for tick, now in zip(obs["tick"].to_list(), obs["when"].to_list(), strict=True):
-            self.reasons["no eviction thresholds configured"] += 1
-            when = to_datetime(now)
-            self._overcommit(tick, when, None)
-            self._pass(tick, when, ())
-
-    def _delegate(self, chunk: Chunk, tick: int, when: datetime, before: Any,
+    def _delegate(self, chunk: Chunk, tick: int, when: datetime,
                   summary_of: Callable[[], dict[str, Any]]) -> tuple[SyncResult, list[Pod]]:
-        """Run the reference manager on this one pass, loaded with the loop's state before it."""
-        run, manager, machine = self.run, self.manager, self.machine
-        assert manager is not None and machine is not None
+        """Run the reference manager (loaded by FastManager.run) on this one pass."""
+        run, manager = self.run, self.manager
+        assert manager is not None
         summary = parse_summary(summary_of(), source=f"recording {self.node} tick {tick}")
-        machine.load_into(manager, before)
         candidates = [p for p in active_pods(run.pods_at(when, summary), self.node) if p.uid not in run.evicted_uids]
         result = manager.synchronize(summary, candidates, when)
         if result.error:
@@ -232,6 +217,8 @@ class NodeReplay:
             self.first_eviction = self.first_eviction or when
         p = Pass(self.node, tick, chunk.infos[tick].time, when, result, tuple(candidates))
         for eviction in result.evictions:
+            if eviction.pod.uid not in run.evicted_uids:
+                self._evicted.append(eviction.pod.uid)
             run.evicted_uids.add(eviction.pod.uid)
             record = ResultBuilder._eviction(cast(Any, self._eviction_shim), p, run, eviction)
             self.evictions.append(record)
@@ -243,42 +230,74 @@ class NodeReplay:
             found = self._totals[id(pod)] = pod_totals(pod)
         return found
 
-    def _overcommit(self, tick: int, when: datetime, candidates: Sequence[Pod] | None) -> None:
-        """ResultBuilder._add_overcommit over the pass's candidates, recomputed only when they change."""
+    def _overcommit(self, cp: ChunkPasses, candidates: dict[int, list[Pod]], evicted_after: dict[int, int],
+                    evicted_before: int) -> pl.DataFrame:
+        """ResultBuilder._add_overcommit over each pass's candidates, recomputed only when they change: the
+        pod versions in force (a binary search of their observed times), late pods and evictions."""
         run = self.run
-        if candidates is None:
-            in_force = run._pods.at(when)
-            late = []
-            for uid in self.late.get(tick, ()):
-                if uid not in in_force:
-                    first = run._pods.first_version(uid)
-                    if first is not None and first.observed > when:
-                        late.append(first)
-            key = (run._pods._next, tuple(v.seq for v in late), len(run.evicted_uids))
-            if key != self._over_key:
-                pods = [run._pod(v) for v in (*in_force.values(), *late)]
-                candidates = [p for p in active_pods(pods, self.node) if p.uid not in run.evicted_uids]
-                self._over_key = key
-                self._over_values = self._sums(candidates)
-        else:
-            self._over_key = None
-            self._over_values = self._sums(candidates)
-        cols = self.over_rows
-        for resource, (requests, limits, unbounded) in zip(OVERCOMMIT_RESOURCES, self._over_values, strict=True):
-            for name, value in (("node", self.node), ("tick", tick), ("time", when), ("resource", resource),
-                                ("requests", requests), ("limits", limits),
-                                ("allocatable", self.allocatable.get(resource)), ("pods_without_limit", unbounded)):
-                cols[name].append(value)
+        ticks, nows = cp.ticks, cp.now
+        versions_before = self._observed.search_sorted(pl.Series(nows, dtype=pl.Int64), side="right").to_list()
+        values: list[list[tuple[int, int, int]]] = [self._over_values]  # the last chunk's, while the key holds
+        which: list[int] = []
+        count = evicted_before
+        late_of = self.late
+        for index in range(len(ticks)):
+            cands = candidates.get(index)
+            if cands is not None:
+                values.append(self._sums(cands))
+                self._over_key = None
+                count = evicted_after[index]
+            else:
+                late_uids = late_of.get(ticks[index]) if late_of else None
+                late: list[PodVersion] = []
+                if late_uids:
+                    when = to_datetime(nows[index])
+                    in_force = run._pods.at(when)
+                    for uid in late_uids:
+                        if uid not in in_force:
+                            first = run._pods.first_version(uid)
+                            if first is not None and first.observed > when:
+                                late.append(first)
+                key = (versions_before[index], tuple(v.seq for v in late), count)
+                if key != self._over_key:
+                    when = to_datetime(nows[index])
+                    in_force = run._pods.at(when)
+                    evicted = set(self._evicted[:count])
+                    pods = [run._pod(v) for v in (*in_force.values(), *late)]
+                    self._over_key = key
+                    values.append(self._sums([p for p in active_pods(pods, self.node) if p.uid not in evicted]))
+            which.append(len(values) - 1)
+        self._over_values = values[-1]
+        base = pl.DataFrame({"tick": ticks, "_t": nows, "_v": which},
+                            schema={"tick": pl.Int64, "_t": pl.Int64, "_v": pl.UInt32})
+        parts = []
+        for r, resource in enumerate(OVERCOMMIT_RESOURCES):
+            column = [v[r] for v in values]
+            table = pl.DataFrame({"requests": [c[0] for c in column], "limits": [c[1] for c in column],
+                                  "pods_without_limit": [c[2] for c in column]},
+                                 schema={"requests": pl.Int64, "limits": pl.Int64, "pods_without_limit": pl.Int64})
+            parts.append(base.select(
+                pl.lit(self.node, pl.String).alias("node"), "tick",
+                pl.col("_t").cast(pl.Datetime("us", "UTC")).alias("time"),
+                pl.lit(resource, pl.String).alias("resource"),
+                *(table[c].gather(base["_v"]).alias(c) for c in ("requests", "limits")),
+                pl.lit(self.allocatable.get(resource), pl.Int64).alias("allocatable"),
+                table["pods_without_limit"].gather(base["_v"]).alias("pods_without_limit"),
+                pl.int_range(pl.len(), dtype=pl.Int64).alias("_pass"), pl.lit(r, pl.Int32).alias("_r")))
+        out = pl.concat(parts).sort("_pass", "_r").drop("_pass", "_r")
+        return out.cast(dict(OVERCOMMIT_SCHEMA))  # type: ignore[arg-type]
 
     def _sums(self, candidates: Sequence[Pod]) -> list[tuple[int, int, int]]:
         totals = [self._pod_totals(pod) for pod in candidates]
         return [(sum(t.requests.get(r, 0) for t in totals), sum(t.limits.get(r, 0) for t in totals),
                  sum(1 for t in totals if r in t.unbounded)) for r in OVERCOMMIT_RESOURCES]
 
-    def _signals(self, frame: pl.DataFrame, times: list[datetime], met: list[int], act: list[int]) -> pl.DataFrame:
+    def _signals(self, frame: pl.DataFrame, met: list[int], act: list[int]) -> pl.DataFrame:
         """One row per pass × observed signal × threshold on it, in the reference's order."""
+        assert self.fast is not None
+        plans = self.fast.plans
         base = frame.with_columns(
-            pl.Series("time", times, dtype=SIGNALS_SCHEMA["time"]),
+            pl.col("when").cast(SIGNALS_SCHEMA["time"]).alias("time"),
             pl.Series("_met", met, dtype=pl.UInt64), pl.Series("_act", act, dtype=pl.UInt64),
             pl.int_range(pl.len(), dtype=pl.Int64).alias("_pass"),
         )
@@ -286,7 +305,7 @@ class NodeReplay:
         order = 0
         lazy = base.lazy()
         for k, signal in enumerate(SIGNALS):
-            on: list[int | None] = [i for i, p in enumerate(self.plans) if p.signal == k]
+            on: list[int | None] = [i for i, p in enumerate(plans) if p.signal == k]
             for i in on or [None]:
                 cols = [
                     pl.lit(self.node, pl.String).alias("node"), pl.col("tick").cast(pl.Int64), pl.col("time"),
@@ -312,12 +331,12 @@ class NodeReplay:
     def finish(self) -> NodePartial:
         run = self.run
         signals = pl.concat(self.signal_frames) if self.signal_frames else pl.DataFrame(schema=SIGNALS_SCHEMA)
+        overcommit = pl.concat(self.over_frames) if self.over_frames else pl.DataFrame(schema=OVERCOMMIT_SCHEMA)
         return NodePartial(
             self.node, run.settings, run.topology, run.topology_source,
             None if run.manager is None else list(run.manager.thresholds), run.gaps, 0, self.passes,
             dict(self.reasons), self.errors, self.first, self.last, self.open, self.first_eviction, self.evictions,
-            signals, pl.DataFrame(self.cond_rows, schema=CONDITIONS_SCHEMA),
-            pl.DataFrame(self.over_rows, schema=OVERCOMMIT_SCHEMA))
+            signals, pl.DataFrame(self.cond_rows, schema=CONDITIONS_SCHEMA), overcommit)
 
 
 def reference_partial(rec: Recording, request: SettingsRequest, node: str,

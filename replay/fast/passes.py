@@ -1,0 +1,142 @@
+"""One node's passes on the fast path, whatever the columns came from (a recording, a conformance case).
+
+:class:`FastManager` wraps the reference :class:`~replay.kubelet.manager.EvictionManager` of a node:
+the threshold masks of :mod:`replay.fast.signals` drive the state machine of :mod:`replay.fast.loop`;
+at a pass where a threshold is actionable, or a local-storage limit may be exceeded, the reference
+manager is loaded with the machine's state before that pass and run by the caller's ``delegate``
+(eviction_manager.go: synchronize, byte-exact messages and rankings). A run of *quiet* passes — no
+threshold met even with its minimum reclaim, every node condition past its transition period, no
+local-storage check due — changes nothing but the last observations, so it is skipped in bulk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import polars as pl
+
+from replay.fast.loop import State, StateMachine, to_datetime
+from replay.fast.signals import SIGNALS, ThresholdPlan, plan_thresholds, threshold_columns
+from replay.kubelet.manager import EvictionManager, SyncResult
+
+NO_THRESHOLDS_MET = "no thresholds met"
+
+Delegate = Callable[[int, int, datetime], SyncResult]
+"""``(pass index in the chunk, tick, manager clock) -> the reference manager's result`` for that pass."""
+
+
+@dataclass
+class ChunkPasses:
+    """What the fast path decided at each pass of a chunk, in pass order."""
+
+    ticks: list[int]
+    now: list[int]
+    """The manager's clock, µs since the epoch."""
+    met: list[int]
+    """Bit i: configured threshold i is in thresholds met."""
+    actionable: list[int]
+    reasons: list[str]
+    """SyncResult.reason of each pass."""
+    conditions: list[tuple[str, ...]]
+    delegated: dict[int, SyncResult] = field(default_factory=dict)
+    """Pass index → the reference manager's result, at the passes it ran."""
+
+
+class FastManager:
+    """The fast path's manager for one node (see the module docstring)."""
+
+    def __init__(self, manager: EvictionManager, plans: list[ThresholdPlan]) -> None:
+        self.manager = manager
+        self.plans = plans
+        self.machine = StateMachine(manager.thresholds, manager.config.pressure_transition_period)
+
+    @classmethod
+    def build(cls, manager: EvictionManager) -> FastManager | str:
+        """After the manager's first-pass set-up: the fast manager, or why the fast path does not model it."""
+        if manager._first_pass() is not None:
+            return "first pass failed"
+        plans = plan_thresholds(manager.thresholds)
+        if plans is None or len(plans) > 63:
+            return "thresholds outside the columnar model"
+        return cls(manager, plans)
+
+    def columns(self, obs: pl.DataFrame) -> pl.DataFrame:
+        """The observations frame with each threshold's value and the met masks (signals.threshold_columns)."""
+        return threshold_columns(obs, self.plans)
+
+    @staticmethod
+    def met_ticks(frame: pl.DataFrame) -> set[int]:
+        """Ticks where some threshold is met with its minimum reclaim: the only ones that can be delegated
+        for a threshold (a superset)."""
+        return {int(t) for t in frame.filter(pl.col("m1") != 0)["tick"].to_list()}
+
+    def state_manager(self) -> EvictionManager:
+        """The reference manager loaded with the state after the last pass (conditions, admission)."""
+        self.machine.load_into(self.manager, self.machine.state)
+        return self.manager
+
+    def run(self, frame: pl.DataFrame, storage: AbstractSet[int], delegate: Delegate) -> ChunkPasses:
+        """Every pass of ``frame`` (from :meth:`columns`) in order; ``storage`` the ticks whose local-storage
+        limits the reference must check."""
+        machine = self.machine
+        ticks: list[int] = frame["tick"].to_list()
+        nows: list[int] = frame["when"].to_list()
+        m0s: list[int] = frame["m0"].to_list()
+        m1s: list[int] = frame["m1"].to_list()
+        presents: list[int] = frame["present"].to_list()
+        tcols: list[list[int | None]] = [frame[f"t{k}"].to_list() for k in range(len(SIGNALS))]
+        n = len(ticks)
+        quiet = pl.col("m1") == 0
+        if storage:
+            quiet = quiet & ~pl.col("tick").is_in(list(storage))
+        # run_end: the first non-quiet pass at or after each pass; run_min: the least clock from it to run_end
+        runs = frame.select(
+            pl.when(quiet).then(pl.lit(n, pl.Int64)).otherwise(pl.int_range(pl.len(), dtype=pl.Int64))
+            .reverse().cum_min().reverse().alias("end"),
+            pl.when(quiet).then(pl.col("when")).otherwise(pl.lit(1 << 62, pl.Int64)).alias("when"),
+        ).select("end", pl.col("when").reverse().cum_min().reverse().over("end").alias("min"))
+        run_end: list[int] = runs["end"].to_list()
+        run_min: list[int] = runs["min"].to_list()
+        out = ChunkPasses(ticks, nows, [], [], [], [])
+        met, act, reasons, conditions = out.met, out.actionable, out.reasons, out.conditions
+        thresholds = machine.thresholds
+        ptp = machine.ptp_ns
+        i = 0
+        while i < n:
+            st = machine.state
+            j = run_end[i]
+            if j > i and (not st.last_observed or (run_min[i] - max(st.last_observed.values())) * 1000 >= ptp):
+                # quiet run: nothing met, no condition within its transition period (helpers.go: every
+                # function of the pass gives the empty answer); only the last observations move on
+                k = j - i
+                met.extend([0] * k)
+                act.extend([0] * k)
+                reasons.extend([NO_THRESHOLDS_MET] * k)
+                conditions.extend([()] * k)
+                machine.state = State([], {}, [], st.last_observed, presents[j - 1], [c[j - 1] for c in tcols])
+                i = j
+                continue
+            before = st
+            step = machine.step(nows[i], m0s[i], m1s[i], presents[i], [c[i] for c in tcols])
+            if step.actionable or ticks[i] in storage:
+                machine.load_into(self.manager, before)
+                result = delegate(i, ticks[i], to_datetime(nows[i]))
+                out.delegated[i] = result
+                met_mask = act_mask = 0
+                for b, t in enumerate(thresholds):
+                    met_mask |= (t in result.thresholds_met) << b
+                    act_mask |= (t in result.thresholds_actionable) << b
+                met.append(met_mask)
+                act.append(act_mask)
+                reasons.append(result.reason)
+                conditions.append(tuple(result.node_conditions))
+            else:
+                met.append(step.met_mask)
+                act.append(step.actionable_mask)
+                reasons.append(step.reason)
+                conditions.append(tuple(step.conditions))
+            i += 1
+        return out
