@@ -9,7 +9,7 @@ reference code has to run.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -22,7 +22,7 @@ from recordings.schema import CONTAINER_STATS, NODE_STATS, POD_STATS, SERIES, SY
 from recordings.summary_codec import decode
 from replay.fast.signals import NODE_COLUMNS, PODS_COLUMNS
 from replay.kubelet import pods as podutil
-from replay.kubelet.api import parse_pods
+from replay.kubelet.api import Pod, parse_pods
 from replay.kubelet.quantity import Quantity
 
 CHUNK_TICKS = 2048
@@ -133,63 +133,70 @@ class NodeColumns:
 
     def storage_usage(self, versions: Sequence[PodVersion]) -> StorageUsage:
         """localStorageEviction's three checks as joins over the pod, volume and container tables."""
-        pod_limits: dict[str, int] = {}
-        volume_limits: dict[tuple[str, str], int] = {}
-        container_limits: dict[tuple[str, str], int] = {}
-        parsed: dict[str, Any] = {}
+        parsed: dict[str, Pod] = {}
         for v in versions:
-            if v.deleted or v.body in parsed:
-                continue
-            pod = parse_pods(v.decode(), source=f"recording pod {v.key}")[0]
-            parsed[v.body] = pod
-            uid = pod.uid
-            limit = podutil.pod_limits(pod).get("ephemeral-storage")
-            if limit is not None:
-                pod_limits[uid] = min(pod_limits.get(uid, 1 << 63), _floor(limit))
-            for volume in pod.volumes:
-                size = volume.empty_dir_size_limit
-                if volume.source == "emptyDir" and size is not None and size.sign() == 1:
-                    key = (uid, volume.name)
-                    volume_limits[key] = min(volume_limits.get(key, 1 << 63), _floor(size))
-            for container in (*pod.containers, *pod.init_containers):
-                limit = container.limits.get("ephemeral-storage")
-                if limit is not None and limit.int_value() != 0:
-                    key = (uid, container.name)
-                    container_limits[key] = min(container_limits.get(key, 1 << 63), _floor(limit))
-        pods_volumes: set[int] = set()
-        if pod_limits:
-            lim = pl.DataFrame({"pod_uid": list(pod_limits), "lim": list(pod_limits.values())},
-                               schema={"pod_uid": pl.String, "lim": pl.Int64})
-            used = pl.col("ephemeral_used_bytes").reinterpret(signed=True).fill_null(0)
-            frame = (self._scan(POD_STATS.name).filter(pl.col("pod_uid").is_in(list(pod_limits)))
-                     .select("tick", "pod_uid", used.alias("used")).join(lim.lazy(), on="pod_uid")
-                     .filter(pl.col("used") > pl.col("lim")).select("tick").unique())
-            pods_volumes.update(self._collect(POD_STATS.name, frame)["tick"].to_list())
-        if volume_limits:
-            lim = pl.DataFrame({"pod_uid": [k[0] for k in volume_limits], "name": [k[1] for k in volume_limits],
-                                "lim": list(volume_limits.values())},
-                               schema={"pod_uid": pl.String, "name": pl.String, "lim": pl.Int64})
-            frame = (self._scan(VOLUME_STATS.name).filter(pl.col("pod_uid").is_in(lim["pod_uid"].unique().to_list()))
-                     .select("tick", "pod_uid", "name", pl.col("used_bytes").reinterpret(signed=True).alias("used"))
-                     .join(lim.lazy(), on=["pod_uid", "name"]).filter(pl.col("used") > pl.col("lim"))
-                     .select("tick").unique())
-            pods_volumes.update(self._collect(VOLUME_STATS.name, frame)["tick"].to_list())
-        with_rootfs: set[int] = set()
-        logs_only: set[int] = set()
-        if container_limits:
-            lim = pl.DataFrame({"pod_uid": [k[0] for k in container_limits],
-                                "name": [k[1] for k in container_limits], "lim": list(container_limits.values())},
-                               schema={"pod_uid": pl.String, "name": pl.String, "lim": pl.Int64})
-            logs = pl.col("logs_used_bytes").reinterpret(signed=True).fill_null(0)
-            rootfs = pl.col("rootfs_used_bytes").reinterpret(signed=True).fill_null(0)
-            frame = (self._scan(CONTAINER_STATS.name)
-                     .filter(pl.col("pod_uid").is_in(lim["pod_uid"].unique().to_list()))
-                     .select("tick", "pod_uid", "name", logs.alias("logs"), (logs + rootfs).alias("total"))
-                     .join(lim.lazy(), on=["pod_uid", "name"])
-                     .filter(pl.col("total") > pl.col("lim"))
-                     .select("tick", (pl.col("logs") > pl.col("lim")).alias("by_logs")))
-            df = self._collect(CONTAINER_STATS.name, frame)
-            with_rootfs.update(df["tick"].unique().to_list())
-            logs_only.update(df.filter(pl.col("by_logs"))["tick"].unique().to_list())
-        return StorageUsage(frozenset(int(t) for t in pods_volumes), frozenset(int(t) for t in with_rootfs),
-                            frozenset(int(t) for t in logs_only))
+            if not v.deleted and v.body not in parsed:
+                parsed[v.body] = parse_pods(v.decode(), source=f"recording pod {v.key}")[0]
+        return storage_usage(parsed.values(), lambda table: self._scan(table), self._collect)
+
+
+def storage_usage(pods: Iterable[Pod], scan: Callable[[str], pl.LazyFrame],
+                  collect: Callable[[str, pl.LazyFrame], pl.DataFrame]) -> StorageUsage:
+    """localStorageEviction's three checks (eviction_manager.go: emptyDirLimitEviction,
+    podEphemeralStorageLimitEviction, containerEphemeralStorageLimitEviction) as joins of the smallest
+    limit any version of a pod sets with one node's pod, volume and container tables (``scan(table)``)."""
+    pod_limits: dict[str, int] = {}
+    volume_limits: dict[tuple[str, str], int] = {}
+    container_limits: dict[tuple[str, str], int] = {}
+    for pod in pods:
+        uid = pod.uid
+        limit = podutil.pod_limits(pod).get("ephemeral-storage")
+        if limit is not None:
+            pod_limits[uid] = min(pod_limits.get(uid, 1 << 63), _floor(limit))
+        for volume in pod.volumes:
+            size = volume.empty_dir_size_limit
+            if volume.source == "emptyDir" and size is not None and size.sign() == 1:
+                key = (uid, volume.name)
+                volume_limits[key] = min(volume_limits.get(key, 1 << 63), _floor(size))
+        for container in (*pod.containers, *pod.init_containers):
+            limit = container.limits.get("ephemeral-storage")
+            if limit is not None and limit.int_value() != 0:
+                key = (uid, container.name)
+                container_limits[key] = min(container_limits.get(key, 1 << 63), _floor(limit))
+    pods_volumes: set[int] = set()
+    if pod_limits:
+        lim = pl.DataFrame({"pod_uid": list(pod_limits), "lim": list(pod_limits.values())},
+                           schema={"pod_uid": pl.String, "lim": pl.Int64})
+        used = pl.col("ephemeral_used_bytes").reinterpret(signed=True).fill_null(0)
+        frame = (scan(POD_STATS.name).filter(pl.col("pod_uid").is_in(list(pod_limits)))
+                 .select("tick", "pod_uid", used.alias("used")).join(lim.lazy(), on="pod_uid")
+                 .filter(pl.col("used") > pl.col("lim")).select("tick").unique())
+        pods_volumes.update(collect(POD_STATS.name, frame)["tick"].to_list())
+    if volume_limits:
+        lim = pl.DataFrame({"pod_uid": [k[0] for k in volume_limits], "name": [k[1] for k in volume_limits],
+                            "lim": list(volume_limits.values())},
+                           schema={"pod_uid": pl.String, "name": pl.String, "lim": pl.Int64})
+        frame = (scan(VOLUME_STATS.name).filter(pl.col("pod_uid").is_in(lim["pod_uid"].unique().to_list()))
+                 .select("tick", "pod_uid", "name", pl.col("used_bytes").reinterpret(signed=True).alias("used"))
+                 .join(lim.lazy(), on=["pod_uid", "name"]).filter(pl.col("used") > pl.col("lim"))
+                 .select("tick").unique())
+        pods_volumes.update(collect(VOLUME_STATS.name, frame)["tick"].to_list())
+    with_rootfs: set[int] = set()
+    logs_only: set[int] = set()
+    if container_limits:
+        lim = pl.DataFrame({"pod_uid": [k[0] for k in container_limits],
+                            "name": [k[1] for k in container_limits], "lim": list(container_limits.values())},
+                           schema={"pod_uid": pl.String, "name": pl.String, "lim": pl.Int64})
+        logs = pl.col("logs_used_bytes").reinterpret(signed=True).fill_null(0)
+        rootfs = pl.col("rootfs_used_bytes").reinterpret(signed=True).fill_null(0)
+        frame = (scan(CONTAINER_STATS.name)
+                 .filter(pl.col("pod_uid").is_in(lim["pod_uid"].unique().to_list()))
+                 .select("tick", "pod_uid", "name", logs.alias("logs"), (logs + rootfs).alias("total"))
+                 .join(lim.lazy(), on=["pod_uid", "name"])
+                 .filter(pl.col("total") > pl.col("lim"))
+                 .select("tick", (pl.col("logs") > pl.col("lim")).alias("by_logs")))
+        df = collect(CONTAINER_STATS.name, frame)
+        with_rootfs.update(df["tick"].unique().to_list())
+        logs_only.update(df.filter(pl.col("by_logs"))["tick"].unique().to_list())
+    return StorageUsage(frozenset(int(t) for t in pods_volumes), frozenset(int(t) for t in with_rootfs),
+                        frozenset(int(t) for t in logs_only))
