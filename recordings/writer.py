@@ -24,7 +24,7 @@ from . import format as fmt
 from .errors import RecordingError
 from .journal import JournalWriter
 from .redact import REDACTORS
-from .schema import ALL_SCHEMAS, SERIES, SORT_KEYS, TIME
+from .schema import ALL_SCHEMAS, SERIES, SORT_KEYS, TIME, validate_schema
 from .summary_codec import Columns, empty_columns, encode, parse_time
 
 # Fold the journal into Parquet every hour of 60 s ticks / 10 min of 10 s ticks; the
@@ -352,6 +352,29 @@ class RecordingWriter:
         self._pending, self._pending_rows, self._pending_ticks = {}, 0, 0
         self._first_unfolded = self._segment
         self.write_manifest()
+
+    def publish_part(self, tables: Mapping[str, pl.DataFrame]) -> None:
+        """Write whole tables built as frames (bulk imports, benchmark generators) as one part.
+
+        The frames must have the declared schemas; they are folded exactly as journalled ticks are
+        (after anything journalled so far): sorted, checksummed, published atomically. Ticks must
+        come after those already written.
+        """
+        for name, df in tables.items():
+            validate_schema(name, df.schema, source=f"{self.root} (frames given to publish_part)")
+        self.flush_objects()
+        ticks = tables.get("ticks")
+        for name, df in tables.items():
+            if df.height:
+                self._pending.setdefault(name, []).append(df)
+                self._pending_rows += df.height
+        self.fold()
+        if ticks is not None and ticks.height:
+            top, end = ticks.select(pl.col("tick").cast(pl.Int64).max(), pl.col("time").dt.epoch("us").max()).row(0)
+            self.ticks_written += ticks["tick"].n_unique()
+            self.next_tick, self.last_tick = max(self.next_tick, top + 1), max(top, self.last_tick or 0)
+            self.manifest.end_time = _iso(end)
+            self.write_manifest()
 
     def compact(self) -> None:
         """Merge all parts into one sorted part (better compression); skipped when very large."""
