@@ -31,7 +31,12 @@ def _imported_top_levels() -> set[str]:
 
 
 def _declared() -> set[str]:
-    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    """The dependencies, plus the optional extras users install on purpose (``evictlens[ray]``), not ``test``."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    deps = list(project["dependencies"])
+    for extra, more in project.get("optional-dependencies", {}).items():
+        if extra != "test":
+            deps += more
     return {re.split(r"[\s\[<>=!~;]", d, maxsplit=1)[0].lower().replace("_", "-") for d in deps}
 
 
