@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import polars as pl
@@ -22,7 +22,7 @@ from recordings.schema import CONTAINER_STATS, NODE_STATS, POD_STATS, SERIES, SY
 from recordings.summary_codec import decode
 from replay.fast.signals import NODE_COLUMNS, PODS_COLUMNS
 from replay.kubelet import pods as podutil
-from replay.kubelet.api import Pod, parse_pods
+from replay.kubelet.api import Pod
 from replay.kubelet.quantity import Quantity
 
 CHUNK_TICKS = 2048
@@ -61,9 +61,16 @@ class NodeColumns:
         self.rec = rec
         self.node = node
         self.infos = {t.index: t for t in ticks}
-        stats_ticks = self._collect(NODE_STATS.name, self._scan(NODE_STATS.name).select("tick"))["tick"]
+        stats = self._collect(NODE_STATS.name, self._scan(NODE_STATS.name).select(
+            "tick", pl.coalesce("memory_time", "fs_time", "rlimit_time").alias("sampled")))
         ok = {i for i, t in self.infos.items() if t.ok}
-        self.pass_ticks = sorted({int(t) for t in stats_ticks.unique().to_list() if int(t) in ok})
+        self.pass_ticks = sorted({int(t) for t in stats["tick"].unique().to_list() if int(t) in ok})
+        earliest = [self.infos[t].time for t in self.pass_ticks[:1]]
+        sampled = stats.filter(pl.col("tick").is_in(self.pass_ticks))["sampled"].min()
+        if isinstance(sampled, datetime):
+            earliest.append(sampled)
+        self.earliest: datetime | None = min(earliest) if earliest else None
+        """No pass's manager clock (the stats' sample time, else the tick time) is earlier than this."""
 
     def _scan(self, table: str) -> pl.LazyFrame:
         return self.rec.scan(table).filter(pl.col("node") == self.node)
@@ -114,14 +121,14 @@ class NodeColumns:
             out[tick] = make
         return out
 
-    def late_stats(self, versions: Sequence[PodVersion], first_time: datetime) -> dict[int, list[str]]:
+    def late_stats(self, versions: Sequence[PodVersion], earliest: datetime) -> dict[int, list[str]]:
         """Per tick, the stats' pod UIDs whose pod object was first observed after the replay's start
         (NodeRun.pods_at adds such a pod's first version), with duplicates, in summary order."""
         first: dict[str, datetime] = {}
         for v in versions:
             if not v.deleted:
                 first.setdefault(v.key, v.observed)
-        late = [uid for uid, at in first.items() if at > first_time - timedelta(hours=1)]
+        late = [uid for uid, at in first.items() if at > earliest]  # else in force at every pass
         if not late:
             return {}
         frame = (self._scan(POD_STATS.name).filter(pl.col("pod_uid").is_in(late))
@@ -131,13 +138,9 @@ class NodeColumns:
             out.setdefault(int(tick), []).append(uid)
         return out
 
-    def storage_usage(self, versions: Sequence[PodVersion]) -> StorageUsage:
-        """localStorageEviction's three checks as joins over the pod, volume and container tables."""
-        parsed: dict[str, Pod] = {}
-        for v in versions:
-            if not v.deleted and v.body not in parsed:
-                parsed[v.body] = parse_pods(v.decode(), source=f"recording pod {v.key}")[0]
-        return storage_usage(parsed.values(), lambda table: self._scan(table), self._collect)
+    def storage_usage(self, pods: Iterable[Pod]) -> StorageUsage:
+        """localStorageEviction's three checks over this node's tables, for every version of its pods."""
+        return storage_usage(pods, self._scan, self._collect)
 
 
 def storage_usage(pods: Iterable[Pod], scan: Callable[[str], pl.LazyFrame],

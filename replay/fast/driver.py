@@ -405,12 +405,14 @@ def _run_node(rec: Recording, name: str, replays: list[NodeReplay], versions: li
 
     def storage() -> StorageUsage:
         if not storage_cache:
-            storage_cache.append(cols.storage_usage(versions))
+            run = replays[0].run  # its parsed pods are the overcommit sums' too
+            storage_cache.append(cols.storage_usage([run._pod(v) for v in versions if not v.deleted]))
         return storage_cache[0]
 
     first = cols.pass_ticks[0]
     node_summary = cols.node_summary(first)
-    late = cols.late_stats(versions, cols.infos[first].time)
+    assert cols.earliest is not None
+    late = cols.late_stats(versions, cols.earliest)
     for r in replays:
         r.start(node_summary, first, storage, late)
     for chunk in cols.chunks(chunk_ticks):

@@ -38,6 +38,7 @@ import polars as pl
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from recordings import writer as writer_module  # noqa: E402
 from recordings.format import Manifest  # noqa: E402
 from recordings.schema import ALL_SCHEMAS, CONTAINER_STATS, NODE_STATS, POD_STATS, SYSTEM_STATS, VOLUME_STATS  # noqa: E402
 from recordings.writer import RecordingWriter  # noqa: E402
@@ -71,7 +72,7 @@ def base_ws(n: int, j: int, c: int) -> int:
 
 
 def pressure(n: int, every: int) -> bool:
-    return every > 0 and n % every == every // 2
+    return every > 0 and n % every == 1
 
 
 def pod_object(n: int, j: int) -> dict[str, Any]:
@@ -308,8 +309,11 @@ def _node_fs(prefix: str, offset: int, used: pl.Expr, *, image: bool = False) ->
     return exprs
 
 
-def generate(root: Path, *, nodes: int, pods: int, ticks: int, interval: int, part_ticks: int, every: int) -> None:
+def generate(root: Path, *, nodes: int, pods: int, ticks: int, interval: int, part_ticks: int, every: int,
+             compact: bool) -> None:
     t0 = time.perf_counter()
+    if not compact:  # keep the time-ordered parts at every size (the writer compacts only below 512 MB)
+        writer_module.COMPACT_LIMIT_BYTES = -1
     w = RecordingWriter(root, Manifest(source="bench", options={"interval": f"{interval}s", "generator":
                                                                  "tests/replay/bench_replay.py"}))
     for n in range(nodes):
@@ -407,8 +411,11 @@ def floor(root: Path) -> None:
         t0 = time.perf_counter()
         rows = 0
         for name in tables:
-            df = rec._collect(name, rec.scan(name).select(EVICTION_COLUMNS[name]).select(pl.all().count()))
-            rows += int(df.row(0)[0])
+            schema = rec.scan(name).collect_schema()
+            read = [pl.col(c).str.len_bytes().cast(pl.Int64).sum() if schema[c] == pl.String
+                    else pl.col(c).cast(pl.Int64).sum() for c in EVICTION_COLUMNS[name]]  # decodes every value
+            frame = rec.scan(name).select(EVICTION_COLUMNS[name]).select(pl.len(), *read)
+            rows += int(frame.collect(engine="streaming").row(0)[0])
         print(f"polars scan floor ({label}): {time.perf_counter() - t0:.1f} s wall for {rows:,} rows")
 
 
@@ -423,6 +430,7 @@ def main() -> None:
     g.add_argument("--interval", type=int, default=10)
     g.add_argument("--part-ticks", type=int, default=360)
     g.add_argument("--pressure-every", type=int, default=20, help="every Nth node has pressure episodes (0: none)")
+    g.add_argument("--compact", action="store_true", help="let finalize compact the parts (below 512 MB)")
     r = sub.add_parser("run")
     r.add_argument("recording", type=Path)
     r.add_argument("--jobs", type=int, default=2)
@@ -433,7 +441,7 @@ def main() -> None:
     args = p.parse_args()
     if args.cmd == "gen":
         generate(args.out, nodes=args.nodes, pods=args.pods, ticks=args.ticks, interval=args.interval,
-                 part_ticks=args.part_ticks, every=args.pressure_every)
+                 part_ticks=args.part_ticks, every=args.pressure_every, compact=args.compact)
     elif args.cmd == "run":
         run(args.recording, args.jobs, args.node, args.out)
     else:
