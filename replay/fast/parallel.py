@@ -16,6 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from recordings.pod_timeline import PodVersion, index_pods_by_node
 from recordings.reader import Recording, open_recording
 from replay.fast.driver import NodePartial, replay_nodes, select_nodes
 from replay.results import ReplayResult
@@ -33,16 +34,31 @@ def _mappingproxy(m: types.MappingProxyType[Any, Any]) -> tuple[Callable[..., An
 copyreg.pickle(types.MappingProxyType, _mappingproxy)  # settings hold read-only mappings; they cross processes
 
 
+_OPENED: dict[tuple[str, bool], tuple[Recording, dict[str, list[PodVersion]]]] = {}
+
+
 def replay_shard(path: str, skip_bad: bool, requests: Sequence[SettingsRequest],
                  nodes: Sequence[str]) -> list[list[NodePartial]]:
-    """One worker's share: its nodes under every request (the recording opened here)."""
-    rec = open_recording(Path(path), skip_bad=skip_bad)
-    return replay_nodes(rec, requests, nodes)
+    """One task: its nodes under every request. The recording and its pod index are opened once per
+    worker process and kept for the worker's next tasks."""
+    key = (path, skip_bad)
+    if key not in _OPENED:
+        rec = open_recording(Path(path), skip_bad=skip_bad)
+        _OPENED[key] = rec, index_pods_by_node(rec.scan_objects().collect())
+    rec, pods = _OPENED[key]
+    return replay_nodes(rec, requests, nodes, pods=pods)
 
 
 def _shards(names: Sequence[str], n: int) -> list[list[str]]:
     n = max(1, min(n, len(names)))
     return [list(names[i::n]) for i in range(n)]
+
+
+def _tasks(names: Sequence[str], jobs: int) -> list[list[str]]:
+    """Small tasks (about four per worker, at most 8 nodes each) so a slow node does not hold one worker's
+    whole share while the others wait."""
+    size = max(1, min(8, len(names) // (jobs * 4)))
+    return [list(names[i:i + size]) for i in range(0, len(names), size)]
 
 
 def _merge(names: Sequence[str], shards: list[list[str]], outs: list[list[list[NodePartial]]],
@@ -65,16 +81,16 @@ def replay_parallel(rec: Recording, requests: Sequence[SettingsRequest], nodes: 
     if jobs <= 1 or len(names) <= 1:
         partials = replay_nodes(rec, requests, names, on_node=on_node)
     else:
-        shards = _shards(names, jobs)
+        shards = _tasks(names, jobs)
         context = multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
                                               else "spawn")
-        with ProcessPoolExecutor(max_workers=len(shards), mp_context=context) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(shards)), mp_context=context) as pool:
             futures = [pool.submit(replay_shard, str(rec.root), rec.skip_bad, list(requests), s) for s in shards]
             outs = []
             for future in futures:
                 outs.append(future.result())
                 if on_node is not None:
-                    on_node(0)
+                    on_node(sum(p.passes for p in outs[-1][0]) if outs[-1] else 0)
         partials = _merge(names, shards, outs, len(requests))
     return [assemble(rec, request, parts, notes) for request, parts in zip(requests, partials, strict=True)]
 
