@@ -25,7 +25,7 @@ from replay.kubelet import pods as podutil
 from replay.kubelet.api import Pod
 from replay.kubelet.quantity import Quantity
 
-CHUNK_TICKS = 2048
+CHUNK_TICKS = 8192
 """Passes per chunk: bounds the memory of a node's columns whatever the recording's length."""
 
 
@@ -147,7 +147,9 @@ def storage_usage(pods: Iterable[Pod], scan: Callable[[str], pl.LazyFrame],
                   collect: Callable[[str, pl.LazyFrame], pl.DataFrame]) -> StorageUsage:
     """localStorageEviction's three checks (eviction_manager.go: emptyDirLimitEviction,
     podEphemeralStorageLimitEviction, containerEphemeralStorageLimitEviction) as joins of the smallest
-    limit any version of a pod sets with one node's pod, volume and container tables (``scan(table)``)."""
+    limit any version of a pod sets with one node's pod, volume and container tables (``scan(table)``).
+    Rows under the smallest limit of a check are dropped first on numbers alone (the Parquet reader then
+    decodes the UIDs and names of the few rows left)."""
     pod_limits: dict[str, int] = {}
     volume_limits: dict[tuple[str, str], int] = {}
     container_limits: dict[tuple[str, str], int] = {}
@@ -171,19 +173,18 @@ def storage_usage(pods: Iterable[Pod], scan: Callable[[str], pl.LazyFrame],
         lim = pl.DataFrame({"pod_uid": list(pod_limits), "lim": list(pod_limits.values())},
                            schema={"pod_uid": pl.String, "lim": pl.Int64})
         used = pl.col("ephemeral_used_bytes").reinterpret(signed=True).fill_null(0)
-        frame = (scan(POD_STATS.name).filter(pl.col("pod_uid").is_in(list(pod_limits)))
-                 .select("tick", "pod_uid", used.alias("used")).join(lim.lazy(), on="pod_uid")
-                 .filter(pl.col("used") > pl.col("lim")).select("tick").unique())
-        pods_volumes.update(collect(POD_STATS.name, frame)["tick"].to_list())
+        rows = collect(POD_STATS.name, scan(POD_STATS.name).filter(used > min(pod_limits.values()))
+                       .select("tick", "pod_uid", used.alias("used")))
+        pods_volumes.update(rows.join(lim, on="pod_uid").filter(pl.col("used") > pl.col("lim"))["tick"].to_list())
     if volume_limits:
         lim = pl.DataFrame({"pod_uid": [k[0] for k in volume_limits], "name": [k[1] for k in volume_limits],
                             "lim": list(volume_limits.values())},
                            schema={"pod_uid": pl.String, "name": pl.String, "lim": pl.Int64})
-        frame = (scan(VOLUME_STATS.name).filter(pl.col("pod_uid").is_in(lim["pod_uid"].unique().to_list()))
-                 .select("tick", "pod_uid", "name", pl.col("used_bytes").reinterpret(signed=True).alias("used"))
-                 .join(lim.lazy(), on=["pod_uid", "name"]).filter(pl.col("used") > pl.col("lim"))
-                 .select("tick").unique())
-        pods_volumes.update(collect(VOLUME_STATS.name, frame)["tick"].to_list())
+        used = pl.col("used_bytes").reinterpret(signed=True)
+        rows = collect(VOLUME_STATS.name, scan(VOLUME_STATS.name).filter(used > min(volume_limits.values()))
+                       .select("tick", "pod_uid", "name", used.alias("used")))
+        pods_volumes.update(rows.join(lim, on=["pod_uid", "name"]).filter(pl.col("used") > pl.col("lim"))["tick"]
+                            .to_list())
     with_rootfs: set[int] = set()
     logs_only: set[int] = set()
     if container_limits:
@@ -192,13 +193,11 @@ def storage_usage(pods: Iterable[Pod], scan: Callable[[str], pl.LazyFrame],
                            schema={"pod_uid": pl.String, "name": pl.String, "lim": pl.Int64})
         logs = pl.col("logs_used_bytes").reinterpret(signed=True).fill_null(0)
         rootfs = pl.col("rootfs_used_bytes").reinterpret(signed=True).fill_null(0)
-        frame = (scan(CONTAINER_STATS.name)
-                 .filter(pl.col("pod_uid").is_in(lim["pod_uid"].unique().to_list()))
-                 .select("tick", "pod_uid", "name", logs.alias("logs"), (logs + rootfs).alias("total"))
-                 .join(lim.lazy(), on=["pod_uid", "name"])
-                 .filter(pl.col("total") > pl.col("lim"))
-                 .select("tick", (pl.col("logs") > pl.col("lim")).alias("by_logs")))
-        df = collect(CONTAINER_STATS.name, frame)
+        rows = collect(CONTAINER_STATS.name, scan(CONTAINER_STATS.name)
+                       .filter(logs + rootfs > min(container_limits.values()))
+                       .select("tick", "pod_uid", "name", logs.alias("logs"), (logs + rootfs).alias("total")))
+        df = (rows.join(lim, on=["pod_uid", "name"]).filter(pl.col("total") > pl.col("lim"))
+              .select("tick", (pl.col("logs") > pl.col("lim")).alias("by_logs")))
         with_rootfs.update(df["tick"].unique().to_list())
         logs_only.update(df.filter(pl.col("by_logs"))["tick"].unique().to_list())
     return StorageUsage(frozenset(int(t) for t in pods_volumes), frozenset(int(t) for t in with_rootfs),
