@@ -121,10 +121,11 @@ def _named(conf: dict[str, Any], key: str, name: str, inner: str) -> dict[str, A
     return None
 
 
-def _load_file(path: Path, context: str | None, source: str) -> LoadedConfig:
+def _read_kubeconfig(path: Path, source: str) -> dict[str, Any]:
+    """One kubeconfig file as a mapping; a missing, unreadable or malformed file names itself."""
     where = str(path)
     try:
-        text = path.expanduser().read_text()
+        text = path.read_text()
     except FileNotFoundError:
         raise RecordingError(f"kubeconfig file not found (from {source})", source=where) from None
     except OSError as exc:
@@ -136,8 +137,68 @@ def _load_file(path: Path, context: str | None, source: str) -> LoadedConfig:
         line = f"line {mark.line + 1}: " if mark is not None else ""
         problem = f"malformed kubeconfig: {line}{getattr(exc, 'problem', None) or exc}"
         raise RecordingError(problem, source=where) from None
+    if conf is None:
+        return {}  # an empty file is an empty config, as for kubectl
     if not isinstance(conf, dict):
         raise RecordingError("malformed kubeconfig: expected a mapping with clusters, contexts and users", source=where)
+    for key in ("clusters", "contexts", "users"):
+        if conf.get(key) is not None and not isinstance(conf[key], list):
+            raise RecordingError(f"malformed kubeconfig: {key} must be a list", source=where)
+    return conf
+
+
+_CLUSTER_PATHS = ("certificate-authority",)
+_USER_PATHS = ("client-certificate", "client-key", "tokenFile")
+
+
+def _absolute(entry: dict[str, Any], keys: tuple[str, ...], base: Path) -> dict[str, Any]:
+    """Relative file references resolved against the kubeconfig that holds them (client-go
+    ResolveLocalPaths), so entries keep their meaning once merged with other files."""
+    out = dict(entry)
+    for key in keys:
+        value = out.get(key)
+        if isinstance(value, str) and value and not Path(value).expanduser().is_absolute():
+            out[key] = str(base / value)
+    exec_block = out.get("exec")
+    if isinstance(exec_block, dict):
+        command = exec_block.get("command")
+        if isinstance(command, str) and "/" in command and not Path(command).is_absolute():
+            out["exec"] = dict(exec_block, command=str(base / command))
+    return out
+
+
+def merge_kubeconfigs(files: list[tuple[Path, dict[str, Any]]]) -> dict[str, Any]:
+    """Merge kubeconfig files the way kubectl merges ``$KUBECONFIG`` (client-go loader.go).
+
+    The first file to set a value wins and is never overridden: ``current-context`` comes from
+    the first file that sets it, and each cluster, context and user is taken whole from the
+    first file that defines that name (a later file's entry of the same name is ignored, even
+    its non-conflicting fields).  Relative paths are resolved per file before merging.
+    """
+    merged: dict[str, Any] = {"apiVersion": "v1", "kind": "Config"}
+    named: dict[str, dict[str, dict[str, Any]]] = {"clusters": {}, "contexts": {}, "users": {}}
+    inner = {"clusters": "cluster", "contexts": "context", "users": "user"}
+    for path, conf in files:
+        base = path.parent
+        for key, value in conf.items():
+            if key in named or value in (None, "", {}, []):
+                continue
+            merged.setdefault(key, value)
+        for key, entries in named.items():
+            for entry in conf.get(key) or []:
+                if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or entry["name"] in entries:
+                    continue
+                body = entry.get(inner[key])
+                if isinstance(body, dict) and key != "contexts":
+                    body = _absolute(body, _CLUSTER_PATHS if key == "clusters" else _USER_PATHS, base)
+                entries[entry["name"]] = {**entry, inner[key]: body}
+    for key, entries in named.items():
+        merged[key] = list(entries.values())
+    return merged
+
+
+def _select(conf: dict[str, Any], context: str | None, where: str, path: Path | None) -> LoadedConfig:
+    """The chosen (or current) context of a kubeconfig, checked entry by entry."""
     name = context or conf.get("current-context")
     if not name:
         raise RecordingError("no current-context is set; choose one with --context", source=where)
@@ -154,35 +215,72 @@ def _load_file(path: Path, context: str | None, source: str) -> LoadedConfig:
     if user is None:
         raise RecordingError(f"context {name!r} names user {ctx.get('user')!r}, which is not defined", source=where)
     try:
-        single = KubeConfig.from_dict(conf, fname=path.expanduser().resolve()).get(context_name=name)
+        single = KubeConfig.from_dict(conf, fname=path).get(context_name=name)
     except (ConfigError, KeyError, TypeError, ValueError, msgspec.ValidationError) as exc:
         raise RecordingError(f"malformed kubeconfig: {str(exc).strip() or type(exc).__name__}", source=where) from None
     assert single is not None
-    return LoadedConfig(single, user, cluster, path.expanduser().resolve())
+    return LoadedConfig(single, user, cluster, path)
+
+
+def _load_file(path: Path, context: str | None, source: str) -> LoadedConfig:
+    path = path.expanduser()
+    conf = _read_kubeconfig(path, source)
+    return _select(conf, context, str(path), path.resolve())
+
+
+def kubeconfig_files(explicit: str | None) -> tuple[list[Path], str]:
+    """The kubeconfig files kubectl would read, and what chose them (for error messages).
+
+    ``--kubeconfig`` (one file, which must exist), else ``$KUBECONFIG`` (a list joined by
+    the OS path separator; empty entries and missing files are ignored, as kubectl does),
+    else ``~/.kube/config`` when it exists.  An empty list means: no kubeconfig at all.
+    """
+    if explicit:
+        return [Path(explicit).expanduser()], "--kubeconfig"
+    env = os.environ.get("KUBECONFIG")
+    if env:
+        seen: list[Path] = []
+        for part in env.split(os.pathsep):
+            if part and Path(part).expanduser() not in seen and Path(part).expanduser().exists():
+                seen.append(Path(part).expanduser())
+        return seen, "$KUBECONFIG"
+    default = Path(DEFAULT_KUBECONFIG).expanduser()
+    return ([default] if default.exists() else []), "~/.kube/config"
 
 
 def load_config(opts: RecordOptions) -> LoadedConfig:
-    """--kubeconfig, else lightkube's order: in-cluster service account, $KUBECONFIG, ~/.kube/config.
+    """Credentials chosen as kubectl chooses them.
 
-    The service-account directory is lightkube's ``service_account`` parameter; the
-    ``EVICTLENS_SERVICE_ACCOUNT_DIR`` variable moves it away from the root-owned
-    /var/run/secrets/kubernetes.io/serviceaccount so the in-cluster path can be tested.
-    An unknown context names ``--context``; a broken file names the file.
+    ``--kubeconfig``, else ``$KUBECONFIG`` (files merged: the first to set a value wins), else
+    ``~/.kube/config``; only when none of these exists, the in-cluster service account
+    (client-go's deferred loading: in-cluster only for an empty kubeconfig).  The service-account
+    directory is lightkube's ``service_account`` parameter; the ``EVICTLENS_SERVICE_ACCOUNT_DIR``
+    variable moves it away from the root-owned /var/run/secrets/kubernetes.io/serviceaccount so
+    the in-cluster path can be tested.  An unknown context names ``--context``; a broken file
+    names the file.
     """
-    if opts.kubeconfig:
-        loaded = _load_file(Path(opts.kubeconfig), opts.context, "--kubeconfig")
+    files, chosen_by = kubeconfig_files(opts.kubeconfig)
+    if opts.kubeconfig or len(files) == 1:
+        loaded = _load_file(files[0], opts.context, chosen_by)
+    elif files:
+        docs = [(f.resolve(), _read_kubeconfig(f, chosen_by)) for f in files]
+        where = f"$KUBECONFIG ({os.pathsep.join(str(f) for f in files)})"
+        loaded = _select(merge_kubeconfigs(docs), opts.context, where, docs[0][0])
     else:
+        sa_dir = os.environ.get(SERVICE_ACCOUNT_ENV, SERVICE_ACCOUNT)
         try:
-            kc = KubeConfig.from_service_account(os.environ.get(SERVICE_ACCOUNT_ENV, SERVICE_ACCOUNT))
+            kc = KubeConfig.from_service_account(sa_dir)
         except (ConfigError, KeyError, OSError):
             kc = None
-        if kc is not None and opts.context is None:
-            single = kc.get()
-            assert single is not None
-            loaded = LoadedConfig(single)
-        else:
-            path = os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG
-            loaded = _load_file(Path(path), opts.context, "kubeconfig")
+        if kc is None or opts.context is not None:
+            looked = os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG
+            why = "" if kc is None else f"; --context {opts.context} needs a kubeconfig"
+            problem = f"no kubeconfig found ({chosen_by}: {looked}) and not running in a cluster{why}"
+            raise RecordingError(problem, source="--context" if kc is not None else "kubeconfig",
+                                 hint="pass --kubeconfig FILE or set KUBECONFIG")
+        single = kc.get()
+        assert single is not None
+        loaded = LoadedConfig(single)
     if loaded.single.user is None:
         raise RecordingError("context has no user", source="--context")
     return loaded

