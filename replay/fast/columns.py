@@ -1,4 +1,5 @@
-"""One node's columns, read from the recording in tick chunks with only the columns the fast path needs.
+"""Nodes' columns, read from the recording in tick chunks (a few nodes at a time) with only the columns
+the fast path needs.
 
 Request-independent, so a what-if replay with several settings reads them once: the passes'
 signal inputs (node_stats and the ``pods`` system container), the local-storage usage of pods that
@@ -9,7 +10,7 @@ reference code has to run.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -56,13 +57,83 @@ class StorageUsage:
         return self.pods_volumes | (self.containers_logs_only if dedicated_image_fs else self.containers_with_rootfs)
 
 
-class NodeColumns:
-    def __init__(self, rec: Recording, node: str, ticks: Sequence[TickInfo]) -> None:
+def _tick_times(ticks: Sequence[int], infos: dict[int, TickInfo]) -> pl.DataFrame:
+    return pl.DataFrame({"tick": ticks, "_t": [infos[t].time for t in ticks]},
+                        schema={"tick": pl.UInt32, "_t": pl.Datetime("us", "UTC")})
+
+
+class GroupColumns:
+    """A few nodes' columns read together: one query per table (and tick range) for all of them, since a
+    query's cost is mostly finding and decoding the row groups, not the rows one node keeps."""
+
+    def __init__(self, rec: Recording, nodes: Sequence[str], ticks: Mapping[str, Sequence[TickInfo]]) -> None:
         self.rec = rec
+        self.nodes = list(nodes)
+        stats = self._collect(NODE_STATS.name, self._scan(NODE_STATS.name).select(
+            "node", "tick", pl.coalesce("memory_time", "fs_time", "rlimit_time").alias("sampled")))
+        by_node = {str(k[0]): df for k, df in stats.partition_by("node", as_dict=True).items()}
+        empty = stats.clear()
+        self.columns = {n: NodeColumns(self, n, ticks[n], by_node.get(n, empty)) for n in self.nodes}
+        self._range: tuple[int, int] | None = None
+        self._rows: dict[str, tuple[pl.DataFrame, pl.DataFrame]] = {}
+
+    def _scan(self, table: str) -> pl.LazyFrame:
+        return self.rec.scan(table).filter(pl.col("node").is_in(self.nodes))
+
+    def _collect(self, table: str, frame: pl.LazyFrame) -> pl.DataFrame:
+        return self.rec._collect(table, frame)
+
+    def ranges(self, size: int = CHUNK_TICKS) -> list[tuple[int, int]]:
+        """Tick ranges ``[lo, hi)`` of ``size`` ticks holding some node's passes (at most ``size`` each)."""
+        starts = sorted({t // size * size for c in self.columns.values() for t in c.pass_ticks})
+        return [(lo, lo + size) for lo in starts]
+
+    def rows(self, lo: int, hi: int) -> dict[str, tuple[pl.DataFrame, pl.DataFrame]]:
+        """Per node, the node_stats signal columns and ``pods`` system container rows of ticks in ``[lo, hi)``."""
+        if self._range != (lo, hi):
+            in_range = pl.col("tick").is_between(lo, hi - 1)
+            node_rows = self._collect(NODE_STATS.name, self._scan(NODE_STATS.name).filter(in_range)
+                                      .select("node", *NODE_COLUMNS))
+            pods_rows = self._collect(SYSTEM_STATS.name, self._scan(SYSTEM_STATS.name)
+                                      .filter(in_range & (pl.col("name") == "pods")).select("node", *PODS_COLUMNS))
+            nodes = {str(k[0]): df.drop("node") for k, df in node_rows.partition_by("node", as_dict=True).items()}
+            pods = {str(k[0]): df.drop("node") for k, df in pods_rows.partition_by("node", as_dict=True).items()}
+            empty_nodes, empty_pods = node_rows.drop("node").clear(), pods_rows.drop("node").clear()
+            self._rows = {n: (nodes.get(n, empty_nodes), pods.get(n, empty_pods)) for n in self.nodes}
+            self._range = (lo, hi)
+        return self._rows
+
+    def node_summaries(self) -> dict[str, dict[str, Any]]:
+        """The node part of each node's first pass's summary (what topology inference reads)."""
+        first = {n: c.pass_ticks[0] for n, c in self.columns.items() if c.pass_ticks}
+        if not first:
+            return {}
+        keys = pl.DataFrame({"node": list(first), "tick": list(first.values())},
+                            schema={"node": pl.String, "tick": pl.UInt32})
+        wanted = pl.col("tick").is_in(list(set(first.values())))
+        node_rows = self._collect(NODE_STATS.name, self._scan(NODE_STATS.name).filter(wanted)
+                                  .join(keys.lazy(), on=["node", "tick"], how="semi"))
+        system = self._collect(SYSTEM_STATS.name, self._scan(SYSTEM_STATS.name).filter(wanted)
+                               .join(keys.lazy(), on=["node", "tick"], how="semi"))
+        out = {}
+        for node in first:
+            row = node_rows.filter(pl.col("node") == node).row(0, named=True)
+            out[node] = decode(row, system.filter(pl.col("node") == node).to_dicts(), [], [], [])
+        return out
+
+    def storage_usage(self, pods: Mapping[str, Iterable[Pod]]) -> dict[str, StorageUsage]:
+        """localStorageEviction's checks for these nodes (``pods``: every version of each node's pods)."""
+        return storage_usage_many(pods, self._scan, self._collect)
+
+
+class NodeColumns:
+    """One node of a :class:`GroupColumns`: its passes, chunks and the summaries the reference needs."""
+
+    def __init__(self, group: GroupColumns, node: str, ticks: Sequence[TickInfo], stats: pl.DataFrame) -> None:
+        self.group = group
+        self.rec = group.rec
         self.node = node
         self.infos = {t.index: t for t in ticks}
-        stats = self._collect(NODE_STATS.name, self._scan(NODE_STATS.name).select(
-            "tick", pl.coalesce("memory_time", "fs_time", "rlimit_time").alias("sampled")))
         ok = {i for i, t in self.infos.items() if t.ok}
         self.pass_ticks = sorted({int(t) for t in stats["tick"].unique().to_list() if int(t) in ok})
         earliest = [self.infos[t].time for t in self.pass_ticks[:1]]
@@ -78,26 +149,22 @@ class NodeColumns:
     def _collect(self, table: str, frame: pl.LazyFrame) -> pl.DataFrame:
         return self.rec._collect(table, frame)
 
-    def chunks(self, size: int = CHUNK_TICKS) -> Iterator[Chunk]:
-        for start in range(0, len(self.pass_ticks), size):
-            ticks = self.pass_ticks[start:start + size]
-            lo, hi = ticks[0], ticks[-1]
-            in_range = pl.col("tick").is_between(lo, hi) & pl.col("tick").is_in(ticks)
-            node_rows = self._collect(NODE_STATS.name, self._scan(NODE_STATS.name).filter(in_range)
-                                      .select(NODE_COLUMNS)).unique(subset=["tick"], keep="first",
-                                                                     maintain_order=True).sort("tick")
-            pods_rows = self._collect(SYSTEM_STATS.name, self._scan(SYSTEM_STATS.name)
-                                      .filter(in_range & (pl.col("name") == "pods")).select(PODS_COLUMNS))
-            infos = {t: self.infos[t] for t in ticks}
-            tick_times = pl.DataFrame({"tick": ticks, "_t": [infos[t].time for t in ticks]},
-                                      schema={"tick": pl.UInt32, "_t": pl.Datetime("us", "UTC")})
-            yield Chunk(node_rows, pods_rows, tick_times, infos)
+    def chunk(self, lo: int, hi: int) -> Chunk | None:
+        """This node's passes with a tick in ``[lo, hi)`` (None: it has none there)."""
+        ticks = [t for t in self.pass_ticks if lo <= t < hi]
+        if not ticks:
+            return None
+        node_rows, pods_rows = self.group.rows(lo, hi)[self.node]
+        wanted = pl.col("tick").is_in(ticks)
+        node_rows = node_rows.filter(wanted).unique(subset=["tick"], keep="first", maintain_order=True).sort("tick")
+        infos = {t: self.infos[t] for t in ticks}
+        return Chunk(node_rows, pods_rows.filter(wanted), _tick_times(ticks, infos), infos)
 
-    def node_summary(self, tick: int) -> dict[str, Any]:
-        """The node part of one tick's summary (what topology inference reads)."""
-        node_rows = self._collect(NODE_STATS.name, self._scan(NODE_STATS.name).filter(pl.col("tick") == tick))
-        system = self._collect(SYSTEM_STATS.name, self._scan(SYSTEM_STATS.name).filter(pl.col("tick") == tick))
-        return decode(node_rows.row(0, named=True), system.to_dicts(), [], [], [])
+    def chunks(self, size: int = CHUNK_TICKS) -> Iterator[Chunk]:
+        for lo, hi in self.group.ranges(size):
+            found = self.chunk(lo, hi)
+            if found is not None:
+                yield found
 
     def summaries(self, ticks: Sequence[int]) -> dict[int, Callable[[], dict[str, Any]]]:
         """Whole summaries of ``ticks``, decoded on demand (one filtered scan per table)."""
@@ -138,67 +205,69 @@ class NodeColumns:
             out.setdefault(int(tick), []).append(uid)
         return out
 
-    def storage_usage(self, pods: Iterable[Pod]) -> StorageUsage:
-        """localStorageEviction's three checks over this node's tables, for every version of its pods."""
-        return storage_usage(pods, self._scan, self._collect)
-
-
-def storage_usage(pods: Iterable[Pod], scan: Callable[[str], pl.LazyFrame],
-                  collect: Callable[[str, pl.LazyFrame], pl.DataFrame]) -> StorageUsage:
+def storage_usage_many(pods: Mapping[str, Iterable[Pod]], scan: Callable[[str], pl.LazyFrame],
+                       collect: Callable[[str, pl.LazyFrame], pl.DataFrame]) -> dict[str, StorageUsage]:
     """localStorageEviction's three checks (eviction_manager.go: emptyDirLimitEviction,
     podEphemeralStorageLimitEviction, containerEphemeralStorageLimitEviction) as joins of the smallest
-    limit any version of a pod sets with one node's pod, volume and container tables (``scan(table)``).
-    Rows under the smallest limit of a check are dropped first on numbers alone (the Parquet reader then
-    decodes the UIDs and names of the few rows left)."""
-    pod_limits: dict[str, int] = {}
-    volume_limits: dict[tuple[str, str], int] = {}
-    container_limits: dict[tuple[str, str], int] = {}
-    for pod in pods:
-        uid = pod.uid
-        limit = podutil.pod_limits(pod).get("ephemeral-storage")
-        if limit is not None:
-            pod_limits[uid] = min(pod_limits.get(uid, 1 << 63), _floor(limit))
-        for volume in pod.volumes:
-            size = volume.empty_dir_size_limit
-            if volume.source == "emptyDir" and size is not None and size.sign() == 1:
-                key = (uid, volume.name)
-                volume_limits[key] = min(volume_limits.get(key, 1 << 63), _floor(size))
-        for container in (*pod.containers, *pod.init_containers):
-            limit = container.limits.get("ephemeral-storage")
-            if limit is not None and limit.int_value() != 0:
-                key = (uid, container.name)
-                container_limits[key] = min(container_limits.get(key, 1 << 63), _floor(limit))
-    pods_volumes: set[int] = set()
+    limit any version of a pod sets with the nodes' pod, volume and container tables (``scan(table)``:
+    the rows of the nodes in ``pods``, node → every version of its pods). Rows under the smallest limit
+    of a check are dropped first on numbers alone (the Parquet reader then decodes the UIDs and names of
+    the few rows left)."""
+    pod_limits: dict[tuple[str, str], int] = {}
+    volume_limits: dict[tuple[str, str, str], int] = {}
+    container_limits: dict[tuple[str, str, str], int] = {}
+    for node, versions in pods.items():
+        for pod in versions:
+            uid = pod.uid
+            limit = podutil.pod_limits(pod).get("ephemeral-storage")
+            if limit is not None:
+                pod_limits[node, uid] = min(pod_limits.get((node, uid), 1 << 63), _floor(limit))
+            for volume in pod.volumes:
+                size = volume.empty_dir_size_limit
+                if volume.source == "emptyDir" and size is not None and size.sign() == 1:
+                    key = (node, uid, volume.name)
+                    volume_limits[key] = min(volume_limits.get(key, 1 << 63), _floor(size))
+            for container in (*pod.containers, *pod.init_containers):
+                limit = container.limits.get("ephemeral-storage")
+                if limit is not None and limit.int_value() != 0:
+                    key = (node, uid, container.name)
+                    container_limits[key] = min(container_limits.get(key, 1 << 63), _floor(limit))
+    pods_volumes: set[tuple[str, int]] = set()
+    with_rootfs: set[tuple[str, int]] = set()
+    logs_only: set[tuple[str, int]] = set()
+
+    def limits(found: Mapping[Any, int], keys: tuple[str, ...]) -> pl.DataFrame:
+        cols: dict[str, list[Any]] = {k: [key[i] for key in found] for i, k in enumerate(keys)}
+        return pl.DataFrame({**cols, "lim": list(found.values())},
+                            schema={**dict.fromkeys(keys, pl.String), "lim": pl.Int64})
+
+    def ticks(df: pl.DataFrame) -> set[tuple[str, int]]:
+        return set(df.select("node", pl.col("tick").cast(pl.Int64)).unique().iter_rows())
+
     if pod_limits:
-        lim = pl.DataFrame({"pod_uid": list(pod_limits), "lim": list(pod_limits.values())},
-                           schema={"pod_uid": pl.String, "lim": pl.Int64})
         used = pl.col("ephemeral_used_bytes").reinterpret(signed=True).fill_null(0)
         rows = collect(POD_STATS.name, scan(POD_STATS.name).filter(used > min(pod_limits.values()))
-                       .select("tick", "pod_uid", used.alias("used")))
-        pods_volumes.update(rows.join(lim, on="pod_uid").filter(pl.col("used") > pl.col("lim"))["tick"].to_list())
+                       .select("node", "tick", "pod_uid", used.alias("used")))
+        pods_volumes |= ticks(rows.join(limits(pod_limits, ("node", "pod_uid")), on=["node", "pod_uid"])
+                              .filter(pl.col("used") > pl.col("lim")))
     if volume_limits:
-        lim = pl.DataFrame({"pod_uid": [k[0] for k in volume_limits], "name": [k[1] for k in volume_limits],
-                            "lim": list(volume_limits.values())},
-                           schema={"pod_uid": pl.String, "name": pl.String, "lim": pl.Int64})
         used = pl.col("used_bytes").reinterpret(signed=True)
         rows = collect(VOLUME_STATS.name, scan(VOLUME_STATS.name).filter(used > min(volume_limits.values()))
-                       .select("tick", "pod_uid", "name", used.alias("used")))
-        pods_volumes.update(rows.join(lim, on=["pod_uid", "name"]).filter(pl.col("used") > pl.col("lim"))["tick"]
-                            .to_list())
-    with_rootfs: set[int] = set()
-    logs_only: set[int] = set()
+                       .select("node", "tick", "pod_uid", "name", used.alias("used")))
+        pods_volumes |= ticks(rows.join(limits(volume_limits, ("node", "pod_uid", "name")),
+                                        on=["node", "pod_uid", "name"]).filter(pl.col("used") > pl.col("lim")))
     if container_limits:
-        lim = pl.DataFrame({"pod_uid": [k[0] for k in container_limits],
-                            "name": [k[1] for k in container_limits], "lim": list(container_limits.values())},
-                           schema={"pod_uid": pl.String, "name": pl.String, "lim": pl.Int64})
         logs = pl.col("logs_used_bytes").reinterpret(signed=True).fill_null(0)
         rootfs = pl.col("rootfs_used_bytes").reinterpret(signed=True).fill_null(0)
         rows = collect(CONTAINER_STATS.name, scan(CONTAINER_STATS.name)
                        .filter(logs + rootfs > min(container_limits.values()))
-                       .select("tick", "pod_uid", "name", logs.alias("logs"), (logs + rootfs).alias("total")))
-        df = (rows.join(lim, on=["pod_uid", "name"]).filter(pl.col("total") > pl.col("lim"))
-              .select("tick", (pl.col("logs") > pl.col("lim")).alias("by_logs")))
-        with_rootfs.update(df["tick"].unique().to_list())
-        logs_only.update(df.filter(pl.col("by_logs"))["tick"].unique().to_list())
-    return StorageUsage(frozenset(int(t) for t in pods_volumes), frozenset(int(t) for t in with_rootfs),
-                        frozenset(int(t) for t in logs_only))
+                       .select("node", "tick", "pod_uid", "name", logs.alias("logs"), (logs + rootfs).alias("total")))
+        over = (rows.join(limits(container_limits, ("node", "pod_uid", "name")), on=["node", "pod_uid", "name"])
+                .filter(pl.col("total") > pl.col("lim")))
+        with_rootfs |= ticks(over)
+        logs_only |= ticks(over.filter(pl.col("logs") > pl.col("lim")))
+
+    def of(found: set[tuple[str, int]], node: str) -> frozenset[int]:
+        return frozenset(t for n, t in found if n == node)
+
+    return {node: StorageUsage(of(pods_volumes, node), of(with_rootfs, node), of(logs_only, node)) for node in pods}

@@ -29,7 +29,7 @@ from recordings.reader import Recording
 from replay.collect import ResultBuilder, _allocatable
 from replay.context import active_pods, infer_topology
 from replay.engine import NodeRun, Pass, Replay
-from replay.fast.columns import CHUNK_TICKS, Chunk, NodeColumns, StorageUsage
+from replay.fast.columns import CHUNK_TICKS, Chunk, GroupColumns, StorageUsage
 from replay.fast.loop import to_datetime
 from replay.fast.passes import ChunkPasses, FastManager
 from replay.fast.signals import SIGNALS, observations
@@ -369,6 +369,10 @@ def select_nodes(rec: Recording, nodes: Sequence[str] | None) -> list[str]:
     return rec.check_replayable(names)
 
 
+GROUP_NODES = 16
+"""Nodes whose columns are read together (GroupColumns): fewer, larger queries; memory stays per chunk."""
+
+
 def replay_nodes(
     rec: Recording,
     requests: Sequence[SettingsRequest],
@@ -382,46 +386,59 @@ def replay_nodes(
     if pods is None:
         pods = index_pods_by_node(rec.scan_objects().collect())
     out: list[list[NodePartial]] = [[] for _ in requests]
-    for name in names:
-        versions = pods.get(name, [])
-        runs = [NodeRun(rec, name, request, versions) for request in requests]
-        replays = [NodeReplay(run) for run in runs]
-        fast = [r for r in replays if not r.fallback]
-        if fast:
-            _run_node(rec, name, fast, versions, chunk_ticks)
-        for i, r in enumerate(replays):
-            out[i].append(reference_partial(rec, requests[i], name, pods) if r.fallback else r.finish())
-        if on_node is not None:
-            on_node(sum(r.ok_ticks for r in runs) // max(1, len(runs)))
+    for g in range(0, len(names), GROUP_NODES):
+        group = names[g:g + GROUP_NODES]
+        runs = {name: [NodeRun(rec, name, request, pods.get(name, [])) for request in requests] for name in group}
+        replays = {name: [NodeReplay(run) for run in node_runs] for name, node_runs in runs.items()}
+        fast = {name: [r for r in rs if not r.fallback] for name, rs in replays.items()}
+        _run_group(rec, {name: rs for name, rs in fast.items() if rs}, pods, chunk_ticks)
+        for name in group:
+            for i, r in enumerate(replays[name]):
+                out[i].append(reference_partial(rec, requests[i], name, pods) if r.fallback else r.finish())
+            if on_node is not None:
+                on_node(sum(r.ok_ticks for r in runs[name]) // max(1, len(runs[name])))
     return out
 
 
-def _run_node(rec: Recording, name: str, replays: list[NodeReplay], versions: list[PodVersion],
-              chunk_ticks: int) -> None:
-    cols = NodeColumns(rec, name, replays[0].run.ticks)
-    if not cols.pass_ticks:
+def _run_group(rec: Recording, replays: dict[str, list[NodeReplay]], pods: dict[str, list[PodVersion]],
+               chunk_ticks: int) -> None:
+    """A group's nodes chunk by chunk (each chunk's columns read for all of them at once)."""
+    if not replays:
         return
-    storage_cache: list[StorageUsage] = []
+    cols = GroupColumns(rec, list(replays), {name: rs[0].run.ticks for name, rs in replays.items()})
+    storage: dict[str, StorageUsage] = {}
 
-    def storage() -> StorageUsage:
-        if not storage_cache:
-            run = replays[0].run  # its parsed pods are the overcommit sums' too
-            storage_cache.append(cols.storage_usage([run._pod(v) for v in versions if not v.deleted]))
-        return storage_cache[0]
+    def storage_of(node: str) -> Callable[[], StorageUsage]:
+        def get() -> StorageUsage:
+            if not storage:  # the run's parsed pods: the overcommit sums parse the same ones
+                storage.update(cols.storage_usage({
+                    name: [rs[0].run._pod(v) for v in pods.get(name, []) if not v.deleted]
+                    for name, rs in replays.items()}))
+            return storage[node]
 
-    first = cols.pass_ticks[0]
-    node_summary = cols.node_summary(first)
-    assert cols.earliest is not None
-    late = cols.late_stats(versions, cols.earliest)
-    for r in replays:
-        r.start(node_summary, first, storage, late)
-    for chunk in cols.chunks(chunk_ticks):
-        wanted: set[int] = set()
-        for r in replays:
-            wanted |= r.prepare(chunk)
-        summaries = cols.summaries(sorted(wanted))
-        for r in replays:
-            r.run_chunk(chunk, summaries)
+        return get
+
+    first = cols.node_summaries()
+    for name, rs in replays.items():
+        node = cols.columns[name]
+        if not node.pass_ticks:
+            continue
+        assert node.earliest is not None
+        late = node.late_stats(pods.get(name, []), node.earliest)
+        for r in rs:
+            r.start(first[name], node.pass_ticks[0], storage_of(name), late)
+    for lo, hi in cols.ranges(chunk_ticks):
+        for name, rs in replays.items():
+            node = cols.columns[name]
+            chunk = node.chunk(lo, hi)
+            if chunk is None:
+                continue
+            wanted: set[int] = set()
+            for r in rs:
+                wanted |= r.prepare(chunk)
+            summaries = node.summaries(sorted(wanted))
+            for r in rs:
+                r.run_chunk(chunk, summaries)
 
 
 def replay_fast_many(

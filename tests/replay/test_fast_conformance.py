@@ -24,7 +24,7 @@ from recordings.summary_codec import empty_columns, encode, project
 from recordings.writer import frame_from_columns
 from replay.conformance.manager_case import _check_step, check_manager, merge_patch
 from replay.conformance.vectors import Case, load_cases, thresholds, timestamp
-from replay.fast.columns import storage_usage
+from replay.fast.columns import storage_usage_many
 from replay.fast.loop import EPOCH
 from replay.fast.passes import ChunkPasses, FastManager
 from replay.fast.signals import NODE_COLUMNS, PODS_COLUMNS, observations
@@ -104,7 +104,8 @@ class CaseRun:
         if not self.config.local_storage_capacity_isolation:
             return frozenset()
         pods = [p for step in self.pods for p in step]
-        usage = storage_usage(pods, lambda name: self.tables[name].lazy(), lambda _name, frame: frame.collect())
+        usage = storage_usage_many({"case": pods}, lambda name: self.tables[name].lazy(),
+                                   lambda _name, frame: frame.collect())["case"]
         return usage.ticks(self.topology.dedicated_image_fs)
 
     def delegate(self, fast: FastManager) -> Callable[[int, int, datetime], SyncResult]:
