@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import polars as pl
@@ -20,7 +20,7 @@ import polars as pl
 from recordings.pod_timeline import PodVersion
 from recordings.reader import Recording, TickInfo
 from recordings.schema import CONTAINER_STATS, NODE_STATS, POD_STATS, SERIES, SYSTEM_STATS, VOLUME_STATS
-from recordings.summary_codec import decode
+from recordings.summary_codec import EPOCH, decode
 from replay.fast.signals import NODE_COLUMNS, PODS_COLUMNS
 from replay.kubelet import pods as podutil
 from replay.kubelet.api import Pod
@@ -58,8 +58,10 @@ class StorageUsage:
 
 
 def _tick_times(ticks: Sequence[int], infos: dict[int, TickInfo]) -> pl.DataFrame:
-    return pl.DataFrame({"tick": ticks, "_t": [infos[t].time for t in ticks]},
-                        schema={"tick": pl.UInt32, "_t": pl.Datetime("us", "UTC")})
+    us = timedelta(microseconds=1)
+    return pl.DataFrame({"tick": ticks, "_t": [(infos[t].time - EPOCH) // us for t in ticks]},
+                        schema={"tick": pl.UInt32, "_t": pl.Int64}).with_columns(
+        pl.col("_t").cast(pl.Datetime("us", "UTC")))
 
 
 class GroupColumns:
