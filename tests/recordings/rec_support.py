@@ -165,6 +165,21 @@ def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]
     )
 
 
+def run_evictlens(
+    *args: str, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The full ``evictlens`` command (replay, explain, whatif ... as well as the recordings commands)."""
+    return subprocess.run(
+        [sys.executable, "-m", "replay.cli", *args],
+        env={**child_env(), **(env or {})},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 @pytest.fixture
 def recorder() -> Callable[..., subprocess.CompletedProcess[str]]:
     return run_record

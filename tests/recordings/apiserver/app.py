@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from .cluster import SyntheticCluster
+from .pressure import Pressure
 
 Scope = dict[str, Any]
 
@@ -39,6 +40,8 @@ DEFAULT_FAULTS: dict[str, Any] = {
     "token_ttl": 3600.0,  # lifetime of exec-plugin tokens
     "evict_every": 0.0,  # seconds between pod evictions (0 = none)
     "mutate_every": 0.5,  # seconds between pod changes
+    "latency_nodes": {},  # node -> seconds added to its summary (after the sample is read)
+    "list_phase": None,  # pod/event lists answer at this many seconds past a whole second (aligns ticks)
 }
 
 
@@ -56,8 +59,11 @@ class FakeApiServer:
         secret: str,
         kubelet_ports: dict[int, str],
         client_cert_ports: set[int] | None = None,
+        sample_period: float = 1.0,
     ) -> None:
         self.cluster = cluster
+        # Pressure mode: kubelets that sample every ``sample_period`` s and evict (pressure.py).
+        self.pressure = Pressure(cluster, sample_period, self._publish_eviction) if cluster.pressure else None
         self.client_cert_ports = client_cert_ports or set()  # TLS there demands a client cert
         self.token = token
         self.secret = secret
@@ -99,9 +105,19 @@ class FakeApiServer:
                 self._evict(pods[(self.evicted * 7) % len(pods)])
 
     def _evict(self, pod: dict[str, Any]) -> None:
-        self.evicted += 1
         msg = "The node was low on resource: memory. Threshold quantity: 100Mi, available: 90Mi. "
-        pod["status"].update(phase="Failed", reason="Evicted", message=msg)
+        self._publish_eviction(pod, msg, {}, {"phase": "Failed", "reason": "Evicted", "message": msg})
+
+    def _publish_eviction(
+        self, pod: dict[str, Any], msg: str, annotations: dict[str, str], status: dict[str, Any]
+    ) -> None:
+        """The pod turns Failed (``status`` merged in, conditions appended) and an Evicted Event
+        with the message and annotations is emitted, as the kubelet's pod killer does."""
+        self.evicted += 1
+        conditions = status.pop("conditions", [])
+        pod["status"].update(status)
+        if conditions:
+            pod["status"]["conditions"] = list(pod["status"].get("conditions") or []) + conditions
         self._emit("MODIFIED", "pods", pod)
         meta = pod["metadata"]
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -112,6 +128,7 @@ class FakeApiServer:
                 "name": f"{meta['name']}.{self.evicted}",
                 "namespace": meta["namespace"],
                 "uid": str(uuid.uuid4()),
+                **({"annotations": annotations} if annotations else {}),
             },
             "involvedObject": {"kind": "Pod", "namespace": meta["namespace"], "name": meta["name"], "uid": meta["uid"]},
             "reason": "Evicted",
@@ -132,6 +149,8 @@ class FakeApiServer:
             if msg["type"] == "lifespan.startup":
                 if not hasattr(self, "_task"):  # hypercorn runs the lifespan once per listener
                     self._task = asyncio.get_running_loop().create_task(self.mutator())
+                    if self.pressure is not None:
+                        self._pressure_task = asyncio.get_running_loop().create_task(self.pressure.run())
                 await send({"type": "lifespan.startup.complete"})
                 msg = await receive()
             await send({"type": "lifespan.shutdown.complete"})
@@ -220,6 +239,14 @@ class FakeApiServer:
             self.token = orjson.loads(body)["token"]
         elif path == "/_control/evict" and body:
             self._evict(self.cluster.pod_list(orjson.loads(body)["node"])[0])
+        elif path == "/_control/pressure":
+            if self.pressure is None:
+                await _json(send, 409, {"error": "start the server with --pressure"})
+                return
+            settings = orjson.loads(body) if body else {}
+            out = self.pressure.arm(settings["nodes"]) if settings.get("nodes") else {}
+            await _json(send, 200, {**self.pressure.state(), **out})
+            return
         await _json(send, 200, {"faults": self.faults, "stats": dict(self.stats), "rv": self.rv})
 
     async def _kubelet(self, node: str, endpoint: str, send: Any) -> None:
@@ -239,8 +266,13 @@ class FakeApiServer:
         if endpoint != "stats/summary":
             await _json(send, 404, {"kind": "Status", "code": 404})
             return
+        # A pressure-mode kubelet answers with its cached sample, read when the request arrives;
+        # latency then delays the answer (a slow proxy), so it can land after an eviction.
+        sampled = self.pressure.summary(node, time.time()) if self.pressure is not None else None
         if self.faults["latency"]:
             await asyncio.sleep(float(self.faults["latency"]))
+        if self.faults["latency_nodes"].get(node):
+            await asyncio.sleep(float(self.faults["latency_nodes"][node]))
         if node in self.faults["timeout_nodes"]:
             await asyncio.sleep(30)
         code = self.faults["status_nodes"].get(node)
@@ -251,7 +283,7 @@ class FakeApiServer:
             self.stats["proxy_429"] += 1
             await _json(send, 429, {"kind": "Status", "code": 429}, {"retry-after": str(self.faults["retry_after"])})
             return
-        body = self.cluster.summary(node, time.time())
+        body = sampled if sampled is not None else self.cluster.summary(node, time.time())
         if self._take("reset"):
             self.stats["resets"] += 1
             await send(
@@ -277,6 +309,12 @@ class FakeApiServer:
         self.stats[f"list_{resource}"] += 1
         if not query.get("continue"):
             self.stats[f"list_{resource}_started"] += 1  # first pages: more than one means a restarted list
+            phase = self.faults["list_phase"]
+            if phase is not None and resource in ("pods", "events"):
+                # The recorder starts ticking once these lists are in: its polls then come at
+                # about ``phase`` s past each whole second, whatever its start-up took.
+                now = time.time()
+                await asyncio.sleep((float(phase) - now % 1.0) % 1.0)
         items = self._objects(resource)
         if resource == "nodes" and "labelSelector" in query:
             key, _, value = query["labelSelector"].partition("=")

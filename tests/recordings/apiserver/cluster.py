@@ -42,11 +42,25 @@ def _noise(*parts: int) -> int:
     return x & 0xFF
 
 
+PRESSURE_KUBELET_VERSION = "v1.30.4"
+PRESSURE_THRESHOLD = "1Gi"  # the pressure configz's evictionHard memory.available
+SIDECARS = Path(__file__).resolve().parents[3] / "recordings" / "samples" / "kind-sidecars"
+
+
 class SyntheticCluster:
-    def __init__(self, nodes: int, pods: int, *, kubelet_ports: dict[str, int] | None = None) -> None:
+    def __init__(
+        self, nodes: int, pods: int, *, kubelet_ports: dict[str, int] | None = None, pressure: bool = False
+    ) -> None:
         summary = _load("nri-kubernetes-1_28/summary")
         podlist = _load("nri-kubernetes-1_28/pods")
         self.configz_body = _load("datadog-agent/kubelet_config.json")
+        # Pressure mode (off by default): kubelets at 1.30 with evictionHard memory.available<1Gi,
+        # and on every node a pod shaped like kind-sidecars' alloc-sidecars (see pressure.py).
+        self.pressure = pressure
+        if pressure:
+            self.configz_body = copy.deepcopy(self.configz_body)
+            self.configz_body["kubeletconfig"]["evictionHard"] = {"memory.available": PRESSURE_THRESHOLD}
+        self.sidecar_uids: dict[str, str] = {}
         self.names = [f"node-{i:03d}" for i in range(nodes)]
         self.kubelet_ports = kubelet_ports or {}
         self.boot = 1_700_000_000
@@ -69,8 +83,29 @@ class SyntheticCluster:
                 spods.append(sp)
                 spec_tpl = tpl_specs.get(tpl["podRef"]["uid"], fallback)
                 opods.append(self._pod(spec_tpl, name, pname, uid, j))
+            if pressure:
+                sp, op = self._sidecar_pod(name, n)
+                spods.append(sp)
+                opods.append(op)
+                self.sidecar_uids[name] = op["metadata"]["uid"]
             self.summaries[name] = {"node": node_part, "pods": spods}
             self.pods[name] = opods
+
+    @staticmethod
+    def _sidecar_pod(node: str, n: int) -> tuple[dict[str, Any], dict[str, Any]]:
+        """alloc-sidecars of recordings/samples/kind-sidecars: restartable init containers
+        el-sidecar1..3 and containers el1..el3, no requests (its summary entry and its Pod)."""
+        tpl = next(p for p in orjson.loads((SIDECARS / "pods.json").read_bytes())["items"]
+                   if p["metadata"]["name"] == "alloc-sidecars")
+        stats = next(p for p in orjson.loads((SIDECARS / "summary.json").read_bytes())["pods"]
+                     if p["podRef"]["name"] == "alloc-sidecars")
+        name, uid = f"alloc-sidecars-{n}", str(uuid.uuid5(_NS, f"{node}/alloc-sidecars"))
+        pod = copy.deepcopy(tpl)
+        pod["metadata"].update(name=name, uid=uid, resourceVersion="1")
+        pod["spec"]["nodeName"] = node
+        sp = copy.deepcopy(stats)
+        sp["podRef"] = {"name": name, "namespace": pod["metadata"]["namespace"], "uid": uid}
+        return sp, pod
 
     @staticmethod
     def _pod(tpl: dict[str, Any], node: str, name: str, uid: str, j: int) -> dict[str, Any]:
@@ -93,15 +128,26 @@ class SyntheticCluster:
         return pod
 
     # -- endpoints ------------------------------------------------------------------------
-    def summary(self, node: str, now: float) -> bytes:
-        """The node's summary at ``now``: memory moves by pages, disks fill slowly."""
+    def summary(
+        self, node: str, now: float, *, skip: frozenset[str] = frozenset(), fill: tuple[str, str, int] | None = None
+    ) -> bytes:
+        """The node's summary at ``now``: memory moves by pages, disks fill slowly.
+
+        ``skip``: pod UIDs left out (an evicted pod's containers are gone).  ``fill`` = (pod UID,
+        container, bytes): that container's working set is whatever brings the node's
+        ``memory.availableBytes`` to exactly those bytes (pressure mode).
+        """
         doc = self.summaries[node]
         t = _stamp(now)
         bucket = int(now) // 10
         n = self.names.index(node)
         nd = doc["node"]
         total_ws = 0
+        served = []
         for j, pod in enumerate(doc["pods"]):
+            if pod["podRef"]["uid"] in skip:
+                continue
+            served.append(pod)
             pod_ws = 0
             for k, c in enumerate(pod["containers"]):
                 mem = c.setdefault("memory", {})
@@ -118,6 +164,17 @@ class SyntheticCluster:
             pod["process_stats"] = {"process_count": 1 + _noise(n, j, bucket) % 4}
             total_ws += pod_ws
         cap = 8_232_615_936
+        if fill is not None:
+            fill_uid, fill_name, available = fill
+            for pod in served:
+                if pod["podRef"]["uid"] == fill_uid:
+                    grow = cap - total_ws - 900_000_000 - available
+                    c = next(c for c in pod["containers"] if c["name"] == fill_name)
+                    ws = c["memory"]["workingSetBytes"] + grow
+                    c["memory"].update(workingSetBytes=ws, usageBytes=ws + PAGE * 32, rssBytes=ws - PAGE * 8)
+                    pws = pod["memory"]["workingSetBytes"] + grow
+                    pod["memory"].update(workingSetBytes=pws, usageBytes=pws + PAGE * 64)
+                    total_ws += grow
         nd["memory"].update(time=t, workingSetBytes=total_ws + 900_000_000, availableBytes=cap - total_ws - 900_000_000)
         for sc in nd["systemContainers"]:
             if sc["name"] == "pods":
@@ -130,6 +187,8 @@ class SyntheticCluster:
         )
         nd["runtime"]["imageFs"].update(time=t)
         nd["rlimit"].update(time=t, curproc=400 + _noise(n, bucket) % 64)
+        if skip:
+            return orjson.dumps({**doc, "pods": served})
         return orjson.dumps(doc)
 
     def pod_list(self, node: str | None = None) -> list[dict[str, Any]]:
@@ -171,7 +230,7 @@ class SyntheticCluster:
                 "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}, {"type": "Hostname", "address": node}],
                 "daemonEndpoints": {"kubeletEndpoint": {"Port": port}},
                 "nodeInfo": {
-                    "kubeletVersion": "v1.28.3",
+                    "kubeletVersion": PRESSURE_KUBELET_VERSION if self.pressure else "v1.28.3",
                     "containerRuntimeVersion": "containerd://1.6.24",
                     "osImage": "Ubuntu 22.04.3 LTS",
                     "kernelVersion": "5.10.104-linuxkit",

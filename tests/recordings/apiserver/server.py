@@ -137,6 +137,9 @@ async def main() -> None:
     p.add_argument("--max-streams", type=int, default=100, help="HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS")
     p.add_argument("--max-requests", type=int, default=0, help="requests per connection before GOAWAY (0: no cap)")
     p.add_argument("--client-certs", action="store_true", help="also listen on a port that requires client certs")
+    p.add_argument("--pressure", action="store_true",
+                   help="kubelets at 1.30 under memory pressure, evicting with the port (see apiserver/pressure.py)")
+    p.add_argument("--sample-period", type=float, default=1.0, help="pressure mode: seconds between stats samples")
     args = p.parse_args()
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
@@ -146,7 +149,7 @@ async def main() -> None:
     kports = {n: s.getsockname()[1] for n, s in kubelet_socks.items()}
     mtls_sock = _listen(0) if args.client_certs else None
     mtls_port = mtls_sock.getsockname()[1] if mtls_sock is not None else None
-    cluster = SyntheticCluster(args.nodes, args.pods, kubelet_ports=kports)
+    cluster = SyntheticCluster(args.nodes, args.pods, kubelet_ports=kports, pressure=args.pressure)
     state_file = d / "secrets.json"
     if state_file.exists():
         state = orjson.loads(state_file.read_bytes())
@@ -160,6 +163,7 @@ async def main() -> None:
         secret=state["secret"],
         kubelet_ports={v: k for k, v in kports.items()},
         client_cert_ports={mtls_port} if mtls_port is not None else set(),
+        sample_period=args.sample_period,
     )
     config = Config()
     config.bind = [f"fd://{api_sock.fileno()}"] + [f"fd://{s.fileno()}" for s in kubelet_socks.values()]
