@@ -283,8 +283,8 @@ class NodeReplay:
                 *(table[c].gather(base["_v"]).alias(c) for c in ("requests", "limits")),
                 pl.lit(self.allocatable.get(resource), pl.Int64).alias("allocatable"),
                 table["pods_without_limit"].gather(base["_v"]).alias("pods_without_limit"),
-                pl.int_range(pl.len(), dtype=pl.Int64).alias("_pass"), pl.lit(r, pl.Int32).alias("_r")))
-        out = pl.concat(parts).sort("_pass", "_r").drop("_pass", "_r")
+                (pl.int_range(pl.len(), dtype=pl.Int64) * len(OVERCOMMIT_RESOURCES) + r).alias("_key")))
+        out = pl.concat(parts).sort("_key").drop("_key")
         return out.cast(dict(OVERCOMMIT_SCHEMA))  # type: ignore[arg-type]
 
     def _sums(self, candidates: Sequence[Pod]) -> list[tuple[int, int, int]]:
@@ -322,9 +322,9 @@ class NodeReplay:
                              ((pl.col("_met") & bit) != 0).alias("met"),
                              ((pl.col("_act") & bit) != 0).alias("actionable")]
                 parts.append(lazy.filter(pl.col(f"a{k}").is_not_null())
-                             .select(*cols, pl.col("_pass"), pl.lit(order, pl.Int32).alias("_order")))
+                             .select(*cols, (pl.col("_pass") * 128 + order).alias("_key")))  # ≤ 9 + 63 parts
                 order += 1
-        out = pl.concat(parts).sort("_pass", "_order").drop("_pass", "_order").collect()
+        out = pl.concat(parts).sort("_key").drop("_key").collect()
         return out.cast(dict(SIGNALS_SCHEMA))  # type: ignore[arg-type]
 
     # -- the end ------------------------------------------------------------------------------
