@@ -105,7 +105,7 @@ def test_each_node_exercised_its_timing(recorded: Recorded) -> None:
                      if orjson.loads(r["body"])["status"].get("phase") == "Failed")
         decided = ev["decided"]
         if node == "node-000":
-            assert failed < tick_start, f"{node}: the pod was to be Failed before the tick began ({failed}, {tick_start})"
+            assert failed < tick_start, f"{node}: the pod was to be Failed before the tick ({failed}, {tick_start})"
         elif node == "node-001":
             assert arrived < decided, f"{node}: the sample was to arrive before the eviction ({arrived}, {decided})"
         else:
@@ -130,3 +130,67 @@ def test_replay_predicts_each_eviction_with_the_exact_message_in_every_timing(
     matches = {m.real.node: m for m in reference.matches if m.real.source == "event"}
     assert set(matches) == set(TIMINGS)
     assert all(m.same_pod and m.same_message and m.within_interval for m in matches.values()), matches
+
+
+def test_replay_output_directory_holds_the_exact_message_and_ranks_the_evicted_pod_first(
+    recorded: Recorded, reference: ReplayResult, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    res = run_evictlens("replay", str(recorded.path), "-o", str(out), "--jobs", "1")  # the default (fast) path
+    assert res.returncode == 0, res.stderr
+    evictions = pl.read_parquet(out / "evictions.parquet")
+    rankings = pl.read_parquet(out / "rankings.parquet")
+    assert evictions.height == len(recorded.evictions)
+    for row in evictions.iter_rows(named=True):
+        ev = recorded.evictions[row["node"]]
+        assert (row["pod"], row["uid"], row["message"]) == (ev["pod"], ev["uid"], ev["message"])
+        assert {a["key"]: a["value"] for a in row["annotations"]} == ev["annotations"]
+        ranking = rankings.filter(pl.col("eviction_id") == row["eviction_id"]).sort("rank")
+        assert ranking["uid"][0] == ev["uid"] and ranking.height >= 3, ranking
+    loaded = results_io.load(out)
+    assert [(e.node, e.uid, e.message, dict(e.annotations)) for e in loaded.evictions] == [
+        (e.node, e.uid, e.message, dict(e.annotations)) for e in reference.evictions
+    ]
+    results_io.write(loaded, tmp_path / "again")
+    assert results_io.load(tmp_path / "again").same_as(loaded)
+    results_io.write(reference, tmp_path / "reference")
+    assert results_io.load(tmp_path / "reference").same_as(reference)
+
+
+@pytest.mark.parametrize("node", sorted(TIMINGS))
+def test_explain_at_first_eviction_prints_the_replay_s_message(recorded: Recorded, node: str) -> None:
+    res = run_evictlens("explain", str(recorded.path), "--node", node, "--at", "first-eviction", "--json")
+    assert res.returncode == 0, res.stderr
+    (first,) = orjson.loads(res.stdout)["result"]["evictions"]
+    assert first["message"] == recorded.evictions[node]["message"]
+    text = run_evictlens("explain", str(recorded.path), "--node", node, "--at", "first-eviction",
+                         env={"COLUMNS": "2000"})
+    assert text.returncode == 0, text.stderr
+    assert recorded.evictions[node]["message"].strip() in text.stdout
+
+
+def _whatif(recorded: Recorded, *flags: str) -> dict[str, Any]:
+    res = run_evictlens("whatif", str(recorded.path), *flags, "--json")
+    assert res.returncode == 0, res.stderr
+    doc: dict[str, Any] = orjson.loads(res.stdout)
+    return doc
+
+
+def test_whatif_a_higher_threshold_evicts_more_and_earlier(recorded: Recorded) -> None:
+    doc = _whatif(recorded, "--eviction-hard", THRESHOLD, "--eviction-hard", HIGHER)
+    base, same, higher = doc["variants"]
+    assert base["evictions"] == same["evictions"] == len(TIMINGS)  # the recorded threshold: what happened
+    assert base["matched_exact"] == same["matched_exact"] == len(TIMINGS)
+    assert higher["evictions"] > same["evictions"], doc["variants"]
+    assert higher["first_eviction"] < same["first_eviction"]
+
+
+def test_whatif_versions_name_the_sidecar_only_from_1_32(recorded: Recorded) -> None:
+    doc = _whatif(recorded, "--kubelet-version", "1.30,1.32")
+    assert [v["kubelet_versions"] for v in doc["variants"]] == [["1.30"], ["1.30"], ["1.32"]]
+    pods = {p["uid"]: p for p in doc["pods"]}
+    for ev in recorded.evictions.values():
+        base, v130, v132 = (v["message"] for v in pods[ev["uid"]]["variants"])
+        assert base == v130 == ev["message"] and "el-sidecar1" not in v130
+        assert "Container el-sidecar1 was using" in v132 and "Container el1 was using" in v132
+        assert pods[ev["uid"]]["messages_differ"]
