@@ -408,7 +408,7 @@ def floor(root: Path) -> None:
     rec = open_recording(root)
     for label, tables in (("node signals only", (NODE_STATS.name, SYSTEM_STATS.name)),
                           ("every eviction column", tuple(EVICTION_COLUMNS))):
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), _usage()[0]
         rows = 0
         for name in tables:
             schema = rec.scan(name).collect_schema()
@@ -416,7 +416,8 @@ def floor(root: Path) -> None:
                     else pl.col(c).cast(pl.Int64).sum() for c in EVICTION_COLUMNS[name]]  # decodes every value
             frame = rec.scan(name).select(EVICTION_COLUMNS[name]).select(pl.len(), *read)
             rows += int(frame.collect(engine="streaming").row(0)[0])
-        print(f"polars scan floor ({label}): {time.perf_counter() - t0:.1f} s wall for {rows:,} rows")
+        print(f"polars scan floor ({label}): {time.perf_counter() - t0:.1f} s wall, {_usage()[0] - cpu0:.1f} s CPU "
+              f"for {rows:,} rows")
 
 
 def main() -> None:
