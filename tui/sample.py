@@ -24,6 +24,20 @@ def cache_dir() -> Path:
     return base
 
 
+def _generator_stamp() -> str:
+    """A hash of the code that generates scenarios: a newer evictlens never reuses an older generator's sample."""
+    import hashlib
+
+    import recordings.scenarios
+    import replay.scenario
+
+    digest = hashlib.sha256()
+    files = [*sorted(Path(recordings.scenarios.__file__).parent.glob("*.py")), Path(replay.scenario.__file__)]
+    for f in files:
+        digest.update(f.read_bytes())
+    return digest.hexdigest()[:8]
+
+
 def sample_recording(cache: Path | None = None) -> Path:
     """The sample's recording directory, generated on first use (atomically: never half a recording)."""
     from recordings.scenarios import load_bundled
@@ -32,7 +46,7 @@ def sample_recording(cache: Path | None = None) -> Path:
     root = cache or cache_dir()
     root.mkdir(parents=True, exist_ok=True, mode=0o700)
     scenario = load_bundled(SAMPLE_NAME)
-    out = root / f"sample-{SAMPLE_NAME}-{scenario.digest.split(':')[-1][:12]}"
+    out = root / f"sample-{SAMPLE_NAME}-{scenario.digest.split(':')[-1][:12]}-{_generator_stamp()}"
     if (out / "manifest.json").is_file():
         return out
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=root))
