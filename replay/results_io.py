@@ -7,9 +7,6 @@ recordings (results name pods and carry their messages).
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, fields
 from datetime import UTC, datetime
@@ -20,6 +17,7 @@ import orjson
 import polars as pl
 
 from recordings.errors import InputError
+from replay.outdir import replacing_dir, write_parquet_private, write_private
 from replay.results import (
     CONDITIONS_SCHEMA,
     EVICTIONS_SCHEMA,
@@ -100,35 +98,15 @@ def to_json(result: ReplayResult) -> bytes:
     return orjson.dumps(to_document(result), option=orjson.OPT_INDENT_2)
 
 
-def _write_parquet(df: pl.DataFrame, path: Path) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        df.write_parquet(fh, compression="zstd")
-
-
 def write(result: ReplayResult, out: Path) -> None:
     """Write ``out/`` whole or not at all; an existing results directory is replaced, anything else refused."""
-    out = Path(out)
-    if out.exists() and not (out / RESULT_JSON).is_file() and (not out.is_dir() or any(out.iterdir())):
-        raise InputError("exists and is not a results directory (choose a new path)", source=str(out))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        os.chmod(tmp, 0o700)
+    with replacing_dir(Path(out), marker=RESULT_JSON, what="a results directory") as tmp:
         frames = {"signals": result.signals, "conditions": result.conditions,
                   "evictions": result.evictions_frame(), "rankings": result.rankings_frame(),
                   "overcommit": result.overcommit}
         for name, df in frames.items():
-            _write_parquet(df, tmp / f"{name}.parquet")
-        fd = os.open(tmp / RESULT_JSON, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(to_json(result) + b"\n")
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+            write_parquet_private(df, tmp / f"{name}.parquet")
+        write_private(tmp / RESULT_JSON, to_json(result) + b"\n")
 
 
 _TIMES = ("time", "first_time", "last_time")

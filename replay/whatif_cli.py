@@ -8,10 +8,7 @@ Arguments and rendering only; the variants are :mod:`replay.whatif`, the compari
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,31 +30,15 @@ def write_output(results: list[ReplayResult], comparison: Comparison, out: Path)
     output (or an empty directory) is replaced."""
     import orjson
 
-    from recordings.errors import InputError
     from replay.compare import to_document
+    from replay.outdir import replacing_dir, write_parquet_private, write_private
     from replay.results_io import write
 
-    out = Path(out)
-    if out.exists() and not (out / COMPARE_JSON).is_file() and (not out.is_dir() or any(out.iterdir())):
-        raise InputError("exists and is not a what-if output directory (choose a new path)", source=str(out))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        os.chmod(tmp, 0o700)
+    with replacing_dir(Path(out), marker=COMPARE_JSON, what="a what-if output directory") as tmp:
         for i, result in enumerate(results):
             write(result, tmp / f"variant-{i}")
-        fd = os.open(tmp / COMPARE_JSON, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(orjson.dumps(to_document(comparison), option=orjson.OPT_INDENT_2) + b"\n")
-        fd = os.open(tmp / COMPARE_PARQUET, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            comparison.frame.write_parquet(fh, compression="zstd")
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        write_private(tmp / COMPARE_JSON, orjson.dumps(to_document(comparison), option=orjson.OPT_INDENT_2) + b"\n")
+        write_parquet_private(comparison.frame, tmp / COMPARE_PARQUET)
 
 
 def _fmt_s(seconds: float) -> str:
