@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from replay.kubelet.api import Pod
-from replay.kubelet.pods import pod_limits
-from replay.kubelet.quantity import Quantity
+from replay.kubelet.pods import pod_limits, pod_requests
 from replay.kubelet.thresholds import PID_AVAILABLE
 from replay.results import RankedPod
 
@@ -44,44 +43,6 @@ def owner_impact(owner_kind: str | None, owner_name: str | None) -> tuple[bool |
     named = f"{owner_kind} {owner_name}" if owner_name else owner_kind
     return False, (f"stays Failed unless the operator of {named} handles node-pressure evictions: "
                    "owned by a custom resource, no built-in controller recreates it")
-
-
-def _add(total: dict[str, Quantity], extra: Mapping[str, Quantity]) -> None:
-    for name, value in extra.items():
-        total[name] = total[name].add(value) if name in total else value
-
-
-def _max(total: dict[str, Quantity], other: Mapping[str, Quantity]) -> None:
-    for name, value in other.items():
-        if name not in total or value.cmp(total[name]) > 0:
-            total[name] = value
-
-
-def pod_requests(pod: Pod) -> dict[str, Quantity]:
-    """component-helpers resource: PodRequests(pod, PodResourcesOptions{}) — sidecars through the init
-    phases, max with the init peak, pod-level requests replace cpu/memory, overhead added."""
-    total: dict[str, Quantity] = {}
-    for container in pod.containers:
-        _add(total, container.requests)
-    sidecars: dict[str, Quantity] = {}
-    init_peak: dict[str, Quantity] = {}
-    for container in pod.init_containers:
-        requests = dict(container.requests)
-        if container.restartable_init:
-            _add(total, requests)
-            _add(sidecars, requests)
-            phase = dict(sidecars)
-        else:
-            phase = dict(requests)
-            _add(phase, sidecars)
-        _max(init_peak, phase)
-    _max(total, init_peak)
-    if pod.resources is not None:
-        for name, value in pod.resources.requests.items():
-            if name in ("cpu", "memory") or name.startswith("hugepages-"):
-                total[name] = value
-    _add(total, pod.overhead)
-    return total
 
 
 def unbounded(pod: Pod, resource: str) -> bool:

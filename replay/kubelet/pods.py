@@ -7,7 +7,9 @@ k8s.io/api core/v1 toleration.go (ToleratesTaint) and component-helpers resource
 
 from __future__ import annotations
 
-from replay.kubelet.api import Pod, pod_qos_class
+from collections.abc import Callable, Mapping
+
+from replay.kubelet.api import Container, Pod, pod_qos_class
 from replay.kubelet.quantity import Quantity
 
 __all__ = ["is_critical_pod", "is_mirror_pod", "is_static_pod", "pod_limits", "pod_qos_class",
@@ -52,44 +54,55 @@ def tolerates_memory_pressure_taint(pod: Pod) -> bool:
     return False
 
 
-def _add(total: dict[str, Quantity], extra: dict[str, Quantity]) -> None:
+def _add(total: dict[str, Quantity], extra: Mapping[str, Quantity]) -> None:
     for name, value in extra.items():
         total[name] = total[name].add(value) if name in total else value
 
 
-def _max(total: dict[str, Quantity], other: dict[str, Quantity]) -> None:
+def _max(total: dict[str, Quantity], other: Mapping[str, Quantity]) -> None:
     for name, value in other.items():
         if name not in total or value.cmp(total[name]) > 0:
             total[name] = value
 
 
-def pod_limits(pod: Pod) -> dict[str, Quantity]:
-    """component-helpers resource: PodLimits(pod, PodResourcesOptions{}).
-
-    Sum over containers, sidecars added and tracked through the init phases, max with the init
-    peak; pod-level limits replace cpu/memory/hugepages; overhead is added to non-zero limits only.
-    """
+def _aggregate(pod: Pod, of: Callable[[Container], Mapping[str, Quantity]],
+               pod_level: Mapping[str, Quantity]) -> dict[str, Quantity]:
+    """component-helpers resource: the container walk PodRequests and PodLimits share — sum over containers,
+    sidecars added and tracked through the init phases, max with the init peak; pod-level values replace
+    cpu/memory/hugepages."""
     total: dict[str, Quantity] = {}
     for container in pod.containers:
-        _add(total, dict(container.limits))
+        _add(total, of(container))
     sidecars: dict[str, Quantity] = {}
     init_peak: dict[str, Quantity] = {}
     for container in pod.init_containers:
-        limits = dict(container.limits)
+        values = dict(of(container))
         if container.restartable_init:
-            _add(total, limits)
-            _add(sidecars, limits)
+            _add(total, values)
+            _add(sidecars, values)
             phase = dict(sidecars)
         else:
-            phase = dict(limits)
+            phase = values
             _add(phase, sidecars)
         _max(init_peak, phase)
     _max(total, init_peak)
-    if pod.resources is not None:
-        for name, value in pod.resources.limits.items():
-            if name in ("cpu", "memory") or name.startswith("hugepages-"):
-                total[name] = value
+    for name, value in pod_level.items():
+        if name in ("cpu", "memory") or name.startswith("hugepages-"):
+            total[name] = value
+    return total
+
+
+def pod_limits(pod: Pod) -> dict[str, Quantity]:
+    """component-helpers resource: PodLimits(pod, PodResourcesOptions{}); overhead is added to non-zero limits."""
+    total = _aggregate(pod, lambda c: c.limits, pod.resources.limits if pod.resources is not None else {})
     for name, value in pod.overhead.items():
         if name in total and not total[name].is_zero():
             total[name] = total[name].add(value)
+    return total
+
+
+def pod_requests(pod: Pod) -> dict[str, Quantity]:
+    """component-helpers resource: PodRequests(pod, PodResourcesOptions{}); overhead is added."""
+    total = _aggregate(pod, lambda c: c.requests, pod.resources.requests if pod.resources is not None else {})
+    _add(total, pod.overhead)
     return total
