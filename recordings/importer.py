@@ -16,9 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-import yaml
-
+from .documents import load_document
 from .errors import RecordingError
 from .format import MANIFEST, Manifest, remove_tree, write_atomic
 from .summary_codec import parse_time, project
@@ -42,29 +40,8 @@ def load_file(spec: str) -> Document:
             at = parse_time(when)
         except ValueError:
             raise RecordingError(f"expected FILE@TIME with an RFC 3339 time, got {when!r}", source=spec) from None
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise RecordingError(f"cannot read file ({exc.strerror})", source=path) from None
-    body = _parse(data, path)
+    body = load_document(path)  # the tool's one JSON/YAML loader: exact big integers, timestamps stay strings
     return Document(path, _kind(body, path), body, at)
-
-
-def _parse(data: bytes, path: str) -> Any:
-    stripped = data.lstrip()
-    if stripped[:1] in (b"{", b"["):
-        try:
-            return orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            raise RecordingError(f"not valid JSON: {exc}", source=path) from None
-    try:
-        return yaml.safe_load(data)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else None
-        raise RecordingError(
-            f"not valid JSON or YAML ({getattr(exc, 'problem', exc)})", source=path, field=where
-        ) from None
 
 
 _LIST_KINDS = {"PodList": "pods", "NodeList": "nodes", "EventList": "events"}
