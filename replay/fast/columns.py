@@ -207,6 +207,19 @@ class NodeColumns:
             out.setdefault(int(tick), []).append(uid)
         return out
 
+def _prune(columns: Sequence[str], least: int) -> pl.Expr:
+    """Holds for every row whose ``columns`` (int64, null as 0) sum to more than ``least``, and is answered by
+    Parquet row-group statistics (one column above its share, compared unsigned as stored), so row groups
+    far below every limit are not even decoded."""
+    if least < 0:
+        return pl.lit(True)
+    share = least // len(columns)
+    found = pl.col(columns[0]) > share
+    for c in columns[1:]:
+        found = found | (pl.col(c) > share)
+    return found
+
+
 def storage_usage_many(pods: Mapping[str, Iterable[Pod]], scan: Callable[[str], pl.LazyFrame],
                        collect: Callable[[str, pl.LazyFrame], pl.DataFrame]) -> dict[str, StorageUsage]:
     """localStorageEviction's three checks (eviction_manager.go: emptyDirLimitEviction,
@@ -248,21 +261,25 @@ def storage_usage_many(pods: Mapping[str, Iterable[Pod]], scan: Callable[[str], 
 
     if pod_limits:
         used = pl.col("ephemeral_used_bytes").reinterpret(signed=True).fill_null(0)
-        rows = collect(POD_STATS.name, scan(POD_STATS.name).filter(used > min(pod_limits.values()))
+        least = min(pod_limits.values())
+        rows = collect(POD_STATS.name, scan(POD_STATS.name).filter(_prune(("ephemeral_used_bytes",), least),
+                                                                   used > least)
                        .select("node", "tick", "pod_uid", used.alias("used")))
         pods_volumes |= ticks(rows.join(limits(pod_limits, ("node", "pod_uid")), on=["node", "pod_uid"])
                               .filter(pl.col("used") > pl.col("lim")))
     if volume_limits:
         used = pl.col("used_bytes").reinterpret(signed=True)
-        rows = collect(VOLUME_STATS.name, scan(VOLUME_STATS.name).filter(used > min(volume_limits.values()))
+        least = min(volume_limits.values())
+        rows = collect(VOLUME_STATS.name, scan(VOLUME_STATS.name).filter(_prune(("used_bytes",), least), used > least)
                        .select("node", "tick", "pod_uid", "name", used.alias("used")))
         pods_volumes |= ticks(rows.join(limits(volume_limits, ("node", "pod_uid", "name")),
                                         on=["node", "pod_uid", "name"]).filter(pl.col("used") > pl.col("lim")))
     if container_limits:
         logs = pl.col("logs_used_bytes").reinterpret(signed=True).fill_null(0)
         rootfs = pl.col("rootfs_used_bytes").reinterpret(signed=True).fill_null(0)
+        least = min(container_limits.values())
         rows = collect(CONTAINER_STATS.name, scan(CONTAINER_STATS.name)
-                       .filter(logs + rootfs > min(container_limits.values()))
+                       .filter(_prune(("logs_used_bytes", "rootfs_used_bytes"), least), logs + rootfs > least)
                        .select("node", "tick", "pod_uid", "name", logs.alias("logs"), (logs + rootfs).alias("total")))
         over = (rows.join(limits(container_limits, ("node", "pod_uid", "name")), on=["node", "pod_uid", "name"])
                 .filter(pl.col("total") > pl.col("lim")))

@@ -191,3 +191,27 @@ def test_several_what_ifs_read_once_give_each_reference_result(tmp_path: Path) -
         assert_same(reference(path, request), result)
     assert results[1].evictions[0].tick < results[0].evictions[0].tick
     assert not results[2].evictions
+
+
+U64 = st.one_of(st.none(), st.integers(0, 2**64 - 1), st.sampled_from([0, 2**63 - 1, 2**63, 2**64 - 1, GI, 2 * GI]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(logs=st.lists(U64, min_size=1, max_size=20), least=st.integers(-(2**63), 2**63 - 1), data=st.data())
+def test_row_group_pruning_keeps_every_row_a_storage_check_needs(logs: list[int | None], least: int,
+                                                                 data: Any) -> None:
+    import polars as pl
+
+    from replay.fast.columns import _prune
+
+    rootfs = data.draw(st.lists(U64, min_size=len(logs), max_size=len(logs)))
+    df = pl.DataFrame({"logs": logs, "rootfs": rootfs}, schema={"logs": pl.UInt64, "rootfs": pl.UInt64})
+
+    def signed(c: str) -> pl.Expr:
+        return pl.col(c).reinterpret(signed=True).fill_null(0)
+
+    exact = df.with_row_index().filter(signed("logs") + signed("rootfs") > least)
+    assert exact.equals(df.with_row_index().filter(_prune(("logs", "rootfs"), least), signed("logs") + signed("rootfs")
+                                                   > least))
+    one = df.with_row_index().filter(signed("logs") > least)
+    assert one.equals(df.with_row_index().filter(_prune(("logs",), least), signed("logs") > least))
