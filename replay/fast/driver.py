@@ -1,9 +1,11 @@
 """Replaying nodes on the fast path, and falling back to the reference where it models less.
 
 Per node and settings request a :class:`NodeReplay` runs chunk by chunk: signals and threshold
-masks from :mod:`replay.fast.signals`, the state machine of :mod:`replay.fast.loop`, and at the
-passes where a threshold is actionable or a local-storage limit may be exceeded, the reference
-manager itself (loaded with the loop's state) on that one parsed summary. Each node yields a
+masks from :mod:`replay.fast.signals`, the passes by :class:`~replay.fast.passes.FastManager` (the
+state machine of :mod:`replay.fast.loop`, and at the passes where a threshold is actionable or a
+local-storage limit may be exceeded, the reference manager itself, loaded with the loop's state, on
+that one parsed summary); counts, conditions, overcommit and signal rows are built per chunk as
+columns. Nodes are read in groups (:class:`~replay.fast.columns.GroupColumns`). Each node yields a
 :class:`NodePartial`; :mod:`replay.fast.merge` turns partials into one ``ReplayResult``.
 
 Falls back to the reference path (``Replay`` + ``collect`` for that node) for: Windows nodes
