@@ -11,6 +11,7 @@ import copyreg
 import multiprocessing
 import os
 import types
+import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -34,15 +35,19 @@ def _mappingproxy(m: types.MappingProxyType[Any, Any]) -> tuple[Callable[..., An
 copyreg.pickle(types.MappingProxyType, _mappingproxy)  # settings hold read-only mappings; they cross processes
 
 
-_OPENED: dict[tuple[str, bool], tuple[Recording, dict[str, list[PodVersion]]]] = {}
+_OPENED: dict[tuple[str, bool, str], tuple[Recording, dict[str, list[PodVersion]]]] = {}
 
 
 def replay_shard(path: str, skip_bad: bool, requests: Sequence[SettingsRequest],
-                 nodes: Sequence[str]) -> list[list[NodePartial]]:
-    """One task: its nodes under every request. The recording and its pod index are opened once per
-    worker process and kept for the worker's next tasks."""
-    key = (path, skip_bad)
+                 nodes: Sequence[str], session: str | None = None) -> list[list[NodePartial]]:
+    """One task: its nodes under every request. Within one ``session`` (one replay's pool) the recording
+    and its pod index are opened once per worker process and kept for the worker's next tasks."""
+    if session is None:
+        rec = open_recording(Path(path), skip_bad=skip_bad)
+        return replay_nodes(rec, requests, nodes)
+    key = (path, skip_bad, session)
     if key not in _OPENED:
+        _OPENED.clear()
         rec = open_recording(Path(path), skip_bad=skip_bad)
         _OPENED[key] = rec, index_pods_by_node(rec.scan_objects().collect())
     rec, pods = _OPENED[key]
@@ -85,7 +90,9 @@ def replay_parallel(rec: Recording, requests: Sequence[SettingsRequest], nodes: 
         context = multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
                                               else "spawn")
         with ProcessPoolExecutor(max_workers=min(jobs, len(shards)), mp_context=context) as pool:
-            futures = [pool.submit(replay_shard, str(rec.root), rec.skip_bad, list(requests), s) for s in shards]
+            session = uuid.uuid4().hex
+            futures = [pool.submit(replay_shard, str(rec.root), rec.skip_bad, list(requests), s, session)
+                       for s in shards]
             outs = []
             for future in futures:
                 outs.append(future.result())
