@@ -26,7 +26,7 @@ from replay.kubelet import pods as podutil
 from replay.kubelet.api import Pod
 from replay.kubelet.quantity import Quantity
 
-CHUNK_TICKS = 8192
+CHUNK_TICKS = 16384
 """Passes per chunk: bounds the memory of a node's columns whatever the recording's length."""
 
 
@@ -55,6 +55,35 @@ class StorageUsage:
 
     def ticks(self, dedicated_image_fs: bool) -> frozenset[int]:
         return self.pods_volumes | (self.containers_logs_only if dedicated_image_fs else self.containers_with_rootfs)
+
+
+SUMMARY_WINDOW = 256
+"""Summaries read at once for the reference's passes: a node over a threshold all day stays bounded."""
+
+
+class Summaries(Mapping[int, Callable[[], dict[str, Any]]]):
+    """The whole summaries a chunk's delegated passes may need (a superset of ticks), read
+    ``SUMMARY_WINDOW`` ticks at a time from the first one asked for, since passes ask in tick order."""
+
+    def __init__(self, node: NodeColumns, ticks: Sequence[int]) -> None:
+        self.node = node
+        self.ticks = sorted(ticks)
+        self._index = {t: i for i, t in enumerate(self.ticks)}
+        self._loaded: dict[int, Callable[[], dict[str, Any]]] = {}
+        self._window: set[int] = set()
+
+    def __getitem__(self, tick: int) -> Callable[[], dict[str, Any]]:
+        if tick not in self._window:
+            i = self._index[tick]  # KeyError: a tick the chunk did not ask for
+            window = self.ticks[i:i + SUMMARY_WINDOW]
+            self._loaded, self._window = self.node.read_summaries(window), set(window)
+        return self._loaded[tick]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.ticks)
+
+    def __len__(self) -> int:
+        return len(self.ticks)
 
 
 def _tick_times(ticks: Sequence[int], infos: dict[int, TickInfo]) -> pl.DataFrame:
@@ -168,7 +197,11 @@ class NodeColumns:
             if found is not None:
                 yield found
 
-    def summaries(self, ticks: Sequence[int]) -> dict[int, Callable[[], dict[str, Any]]]:
+    def summaries(self, ticks: Sequence[int]) -> Summaries:
+        """Whole summaries of ``ticks``, read a window at a time as the passes ask for them."""
+        return Summaries(self, ticks)
+
+    def read_summaries(self, ticks: Sequence[int]) -> dict[int, Callable[[], dict[str, Any]]]:
         """Whole summaries of ``ticks``, decoded on demand (one filtered scan per table)."""
         if not ticks:
             return {}

@@ -17,7 +17,7 @@ Falls back to the reference path (``Replay`` + ``collect`` for that node) for: W
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from types import SimpleNamespace
@@ -144,7 +144,7 @@ class NodeReplay:
         self._frame = self.fast.columns(obs)
         return self.fast.met_ticks(self._frame) | (self.storage & set(chunk.infos))
 
-    def run_chunk(self, chunk: Chunk, summaries: dict[int, Callable[[], dict[str, Any]]]) -> None:
+    def run_chunk(self, chunk: Chunk, summaries: Mapping[int, Callable[[], dict[str, Any]]]) -> None:
         if self.fallback:
             return
         if self.no_thresholds:
