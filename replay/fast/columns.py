@@ -19,7 +19,7 @@ import polars as pl
 
 from recordings.pod_timeline import PodVersion
 from recordings.reader import Recording, TickInfo
-from recordings.schema import CONTAINER_STATS, NODE_STATS, POD_STATS, SERIES, SYSTEM_STATS, VOLUME_STATS
+from recordings.schema import CONTAINER_STATS, NODE_STATS, POD_STATS, SERIES, SYSTEM_STATS, VOLUME_STATS, Table
 from recordings.summary_codec import EPOCH, decode
 from replay.fast.signals import NODE_COLUMNS, PODS_COLUMNS
 from replay.kubelet import pods as podutil
@@ -61,23 +61,73 @@ SUMMARY_WINDOW = 256
 """Summaries read at once for the reference's passes: a node over a threshold all day stays bounded."""
 
 
-class Summaries(Mapping[int, Callable[[], dict[str, Any]]]):
-    """The whole summaries a chunk's delegated passes may need (a superset of ticks), read
-    ``SUMMARY_WINDOW`` ticks at a time from the first one asked for, since passes ask in tick order."""
+class SummaryWindow:
+    """Up to ``SUMMARY_WINDOW`` ticks of one node: node tables read at once, pod tables when first needed."""
+
+    def __init__(self, node: NodeColumns, ticks: Sequence[int]) -> None:
+        self.node = node
+        self.ticks = list(ticks)
+        self._parts: dict[str, dict[int, pl.DataFrame]] = {}
+        self._read(SERIES[:2])
+
+    def _read(self, tables: Sequence[Table]) -> None:
+        ticks = self.ticks
+        wanted = pl.col("tick").is_between(min(ticks), max(ticks)) & pl.col("tick").is_in(ticks)
+        for table in tables:
+            df = self.node._collect(table.name, self.node._scan(table.name).filter(wanted))
+            self._parts[table.name] = {int(k[0]): v for k, v in df.partition_by("tick", as_dict=True).items()}
+
+    def has(self, tick: int) -> bool:
+        return tick in self._parts[NODE_STATS.name]
+
+    def _rows(self, name: str, tick: int) -> list[dict[str, Any]]:
+        df = self._parts[name].get(tick)
+        return [] if df is None else df.to_dicts()
+
+    def node_part(self, tick: int) -> dict[str, Any]:
+        """The summary without its pods (the node's signals; what decides a pass nothing can be evicted at)."""
+        return decode(self._parts[NODE_STATS.name][tick].row(0, named=True), self._rows(SYSTEM_STATS.name, tick),
+                      [], [], [])
+
+    def whole(self, tick: int) -> dict[str, Any]:
+        if POD_STATS.name not in self._parts:
+            self._read(SERIES[2:])
+        return decode(self._parts[NODE_STATS.name][tick].row(0, named=True),
+                      *(self._rows(t.name, tick) for t in SERIES[1:]))
+
+
+class SummaryAt:
+    """One tick's recorded summary, decoded on demand: whole, or its node part only."""
+
+    def __init__(self, window: SummaryWindow, tick: int) -> None:
+        self.window, self.tick = window, tick
+
+    def whole(self) -> dict[str, Any]:
+        return self.window.whole(self.tick)
+
+    def node_part(self) -> dict[str, Any]:
+        return self.window.node_part(self.tick)
+
+
+class Summaries(Mapping[int, SummaryAt]):
+    """The summaries a chunk's delegated passes may need (a superset of ticks), read ``SUMMARY_WINDOW``
+    ticks at a time from the first one asked for, since passes ask in tick order."""
 
     def __init__(self, node: NodeColumns, ticks: Sequence[int]) -> None:
         self.node = node
         self.ticks = sorted(ticks)
         self._index = {t: i for i, t in enumerate(self.ticks)}
-        self._loaded: dict[int, Callable[[], dict[str, Any]]] = {}
-        self._window: set[int] = set()
+        self._window: SummaryWindow | None = None
+        self._in_window: set[int] = set()
 
-    def __getitem__(self, tick: int) -> Callable[[], dict[str, Any]]:
-        if tick not in self._window:
+    def __getitem__(self, tick: int) -> SummaryAt:
+        if self._window is None or tick not in self._in_window:
             i = self._index[tick]  # KeyError: a tick the chunk did not ask for
-            window = self.ticks[i:i + SUMMARY_WINDOW]
-            self._loaded, self._window = self.node.read_summaries(window), set(window)
-        return self._loaded[tick]
+            self._window = SummaryWindow(self.node, self.ticks[i:i + SUMMARY_WINDOW])
+            self._in_window = set(self._window.ticks)
+        if not self._window.has(tick):
+            raise KeyError(tick)
+        return SummaryAt(self._window, tick)
 
     def __iter__(self) -> Iterator[int]:
         return iter(self.ticks)
@@ -200,28 +250,6 @@ class NodeColumns:
     def summaries(self, ticks: Sequence[int]) -> Summaries:
         """Whole summaries of ``ticks``, read a window at a time as the passes ask for them."""
         return Summaries(self, ticks)
-
-    def read_summaries(self, ticks: Sequence[int]) -> dict[int, Callable[[], dict[str, Any]]]:
-        """Whole summaries of ``ticks``, decoded on demand (one filtered scan per table)."""
-        if not ticks:
-            return {}
-        wanted = pl.col("tick").is_between(min(ticks), max(ticks)) & pl.col("tick").is_in(list(ticks))
-        parts = {}
-        for table in SERIES:
-            df = self._collect(table.name, self._scan(table.name).filter(wanted))
-            parts[table.name] = {int(k[0]): v for k, v in df.partition_by("tick", as_dict=True).items()}
-        out: dict[int, Callable[[], dict[str, Any]]] = {}
-        for tick, node_df in parts[NODE_STATS.name].items():
-
-            def make(tick: int = tick, node_df: pl.DataFrame = node_df) -> dict[str, Any]:
-                def rows(name: str) -> list[dict[str, Any]]:
-                    df = parts[name].get(tick)
-                    return [] if df is None else df.to_dicts()
-
-                return decode(node_df.row(0, named=True), *(rows(t.name) for t in SERIES[1:]))
-
-            out[tick] = make
-        return out
 
     def late_stats(self, versions: Sequence[PodVersion], earliest: datetime) -> dict[int, list[str]]:
         """Per tick, the stats' pod UIDs whose pod object was first observed after the replay's start

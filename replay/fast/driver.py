@@ -31,11 +31,12 @@ from recordings.reader import Recording
 from replay.collect import ResultBuilder, _allocatable
 from replay.context import active_pods, infer_topology
 from replay.engine import NodeRun, Pass, Replay
-from replay.fast.columns import CHUNK_TICKS, Chunk, GroupColumns, StorageUsage
+from replay.fast.columns import CHUNK_TICKS, Chunk, GroupColumns, StorageUsage, SummaryAt
 from replay.fast.loop import to_datetime
 from replay.fast.passes import ChunkPasses, FastManager
 from replay.fast.signals import SIGNALS, observations
 from replay.impact import OVERCOMMIT_RESOURCES, PodTotals, pod_totals
+from replay.kubelet import pods as podutil
 from replay.kubelet.api import Pod, parse_summary
 from replay.kubelet.manager import EvictionManager, FsTopology, SyncResult
 from replay.kubelet.thresholds import Threshold
@@ -144,7 +145,7 @@ class NodeReplay:
         self._frame = self.fast.columns(obs)
         return self.fast.met_ticks(self._frame) | (self.storage & set(chunk.infos))
 
-    def run_chunk(self, chunk: Chunk, summaries: Mapping[int, Callable[[], dict[str, Any]]]) -> None:
+    def run_chunk(self, chunk: Chunk, summaries: Mapping[int, SummaryAt]) -> None:
         if self.fallback:
             return
         if self.no_thresholds:
@@ -205,13 +206,38 @@ class NodeReplay:
                             ("from_tick", start_tick), ("to_tick", end_tick)):
             self.cond_rows[name].append(value)
 
-    def _delegate(self, chunk: Chunk, tick: int, when: datetime,
-                  summary_of: Callable[[], dict[str, Any]]) -> tuple[SyncResult, list[Pod]]:
-        """Run the reference manager (loaded by FastManager.run) on this one pass."""
+    def _pods_at(self, tick: int, when: datetime) -> tuple[list[Pod], tuple[int, ...]]:
+        """NodeRun.pods_at without the summary: the pods in force plus the first version of each pod whose
+        stats are recorded at ``tick`` (late_stats, in summary order) but whose object came later; and the
+        ``seq`` of those late versions."""
+        run = self.run
+        in_force = run._pods.at(when)
+        late = []
+        for uid in self.late.get(tick, ()):
+            if uid not in in_force:
+                first = run._pods.first_version(uid)
+                if first is not None and first.observed > when:
+                    late.append(first)
+        return [run._pod(v) for v in (*in_force.values(), *late)], tuple(v.seq for v in late)
+
+    def _delegate(self, chunk: Chunk, tick: int, when: datetime, recorded: SummaryAt) -> tuple[SyncResult, list[Pod]]:
+        """Run the reference manager (loaded by FastManager.run) on this one pass.
+
+        When no candidate can be evicted (none, or only critical pods) and no local-storage limit can be
+        exceeded, the pods' stats could only rank pods that are then skipped: the reference runs on the
+        node part of the summary (same thresholds, conditions and reason), which is most of a long
+        what-if where a threshold stays actionable after every evictable pod is gone."""
         run, manager = self.run, self.manager
         assert manager is not None
-        summary = parse_summary(summary_of(), source=f"recording {self.node} tick {tick}")
-        candidates = [p for p in active_pods(run.pods_at(when, summary), self.node) if p.uid not in run.evicted_uids]
+        source = f"recording {self.node} tick {tick}"
+        pods, _late = self._pods_at(tick, when)
+        candidates = [p for p in active_pods(pods, self.node) if p.uid not in run.evicted_uids]
+        if tick not in self.storage and all(podutil.is_critical_pod(p) for p in candidates):
+            summary = parse_summary(recorded.node_part(), source=source)
+        else:
+            summary = parse_summary(recorded.whole(), source=source)
+            candidates = [p for p in active_pods(run.pods_at(when, summary), self.node)
+                          if p.uid not in run.evicted_uids]
         result = manager.synchronize(summary, candidates, when)
         if result.error:
             self.errors.append(result.error)
@@ -236,7 +262,6 @@ class NodeReplay:
                     evicted_before: int) -> pl.DataFrame:
         """ResultBuilder._add_overcommit over each pass's candidates, recomputed only when they change: the
         pod versions in force (a binary search of their observed times), late pods and evictions."""
-        run = self.run
         ticks, nows = cp.ticks, cp.now
         versions_before = self._observed.search_sorted(pl.Series(nows, dtype=pl.Int64), side="right").to_list()
         values: list[list[tuple[int, int, int]]] = [self._over_values]  # the last chunk's, while the key holds
@@ -250,22 +275,15 @@ class NodeReplay:
                 self._over_key = None
                 count = evicted_after[index]
             else:
-                late_uids = late_of.get(ticks[index]) if late_of else None
-                late: list[PodVersion] = []
-                if late_uids:
-                    when = to_datetime(nows[index])
-                    in_force = run._pods.at(when)
-                    for uid in late_uids:
-                        if uid not in in_force:
-                            first = run._pods.first_version(uid)
-                            if first is not None and first.observed > when:
-                                late.append(first)
-                key = (versions_before[index], tuple(v.seq for v in late), count)
+                pods: list[Pod] | None = None
+                late: tuple[int, ...] = ()
+                if late_of and ticks[index] in late_of:
+                    pods, late = self._pods_at(ticks[index], to_datetime(nows[index]))
+                key = (versions_before[index], late, count)
                 if key != self._over_key:
-                    when = to_datetime(nows[index])
-                    in_force = run._pods.at(when)
+                    if pods is None:
+                        pods = self._pods_at(ticks[index], to_datetime(nows[index]))[0]
                     evicted = set(self._evicted[:count])
-                    pods = [run._pod(v) for v in (*in_force.values(), *late)]
                     self._over_key = key
                     values.append(self._sums([p for p in active_pods(pods, self.node) if p.uid not in evicted]))
             which.append(len(values) - 1)

@@ -48,12 +48,12 @@ def pods(draw: Any, node: str, n_ticks: int) -> list[dict[str, Any]]:
             "obj": {"apiVersion": "v1", "kind": "Pod",
                     "metadata": {"name": f"{node}-p{p}", "namespace": "default", "uid": f"{node}-uid-{p}",
                                  "ownerReferences": [{"kind": "ReplicaSet", "name": "rs", "controller": True}]},
-                    "spec": {"nodeName": node, "priority": draw(st.sampled_from([0, 0, 100])),
+                    "spec": {"nodeName": node, "priority": draw(st.sampled_from([0, 0, 100, 2_000_001_000])),
                              "terminationGracePeriodSeconds": 30,
                              "containers": [{"name": "c", "resources": {"requests": requests, "limits": limits}}],
                              "volumes": volumes},
                     "status": {"phase": "Running"}},
-            "start": start, "end": end,
+            "start": start, "end": end, "late": draw(st.sampled_from([0, 0, 0, 1, 2])),
             "usage": [draw(USAGE) for _ in range(n_ticks)],
             "disk": [draw(USAGE) for _ in range(n_ticks)],
         })
@@ -119,7 +119,7 @@ def write(root: Path, data: dict[str, Any]) -> Path:
         at = T0 + i * STEP
         for node, spec in data["nodes"].items():
             for p in spec["pods"]:
-                if p["start"] == i:
+                if p["start"] + p.get("late", 0) == i:  # late: stats recorded before the object was seen
                     writer.observe("pod", p["obj"], observed=at - 1, node=node)
                 if p["end"] == i:
                     writer.observe("pod", p["obj"], observed=at - 1, node=node, deleted=True)
