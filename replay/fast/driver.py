@@ -108,6 +108,8 @@ class NodeReplay:
         self.allocatable: dict[str, int] = _allocatable(run)
         self._totals: dict[int, PodTotals] = {}
         self._over_key: Any = None
+        self._evictable_key: Any = None
+        self._evictable_value = (True, True)
         self._over_values: list[tuple[int, int, int]] = [(0, 0, 0)] * len(OVERCOMMIT_RESOURCES)
         self._evicted: list[str] = []
         """UIDs the replay evicted, in order (run.evicted_uids as a sequence: the set as of any pass)."""
@@ -168,7 +170,7 @@ class NodeReplay:
             return result
 
         evicted_before = len(self._evicted)
-        cp = fast.run(frame, self.storage, delegate)
+        cp = fast.run(frame, self.storage, delegate, self._evictable)
         self._account(cp, candidates, evicted_after, evicted_before)
         self.signal_frames.append(self._signals(frame, cp.met, cp.actionable))
 
@@ -205,6 +207,20 @@ class NodeReplay:
         for name, value in (("node", self.node), ("condition", condition), ("from", start), ("to", end),
                             ("from_tick", start_tick), ("to_tick", end_tick)):
             self.cond_rows[name].append(value)
+
+    def _evictable(self, tick: int, when: datetime) -> tuple[bool, bool]:
+        """(some candidate is not critical, there are candidates), recomputed only when the pods in force,
+        the late pods or the evictions change."""
+        run = self.run
+        late = self._pods_at(tick, when)[1] if tick in self.late else ()
+        run._pods.at(when)
+        key = (run._pods._next, late, len(self._evicted))
+        if key != self._evictable_key:
+            candidates = [p for p in active_pods(self._pods_at(tick, when)[0], self.node)
+                          if p.uid not in run.evicted_uids]
+            self._evictable_key = key
+            self._evictable_value = (any(not podutil.is_critical_pod(p) for p in candidates), bool(candidates))
+        return self._evictable_value
 
     def _pods_at(self, tick: int, when: datetime) -> tuple[list[Pod], tuple[int, ...]]:
         """NodeRun.pods_at without the summary: the pods in force plus the first version of each pod whose

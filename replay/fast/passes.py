@@ -20,12 +20,15 @@ import polars as pl
 
 from replay.fast.loop import State, StateMachine, to_datetime
 from replay.fast.signals import SIGNALS, ThresholdPlan, plan_thresholds, threshold_columns
-from replay.kubelet.manager import EvictionManager, SyncResult
+from replay.kubelet.manager import EvictionManager, SyncResult, no_gc_effect
+from replay.kubelet.thresholds import get_reclaimable_threshold, sort_by_eviction_priority
 
 NO_THRESHOLDS_MET = "no thresholds met"
 
 Delegate = Callable[[int, int, datetime], SyncResult]
 """``(pass index in the chunk, tick, manager clock) -> the reference manager's result`` for that pass."""
+Evictable = Callable[[int, datetime], tuple[bool, bool]]
+"""``(tick, manager clock) -> (some candidate could be evicted (is not critical), there are candidates)``."""
 
 
 @dataclass
@@ -78,9 +81,30 @@ class FastManager:
         self.machine.load_into(self.manager, self.machine.state)
         return self.manager
 
-    def run(self, frame: pl.DataFrame, storage: AbstractSet[int], delegate: Delegate) -> ChunkPasses:
+    def nothing_to_evict(self, actionable: list[int], candidates: bool) -> str | None:
+        """synchronize's reason after the thresholds when no candidate can be evicted (``candidates``: some,
+        all critical), from the actionable thresholds alone; None when node-level reclaim could relieve
+        the pressure (a reclaimer that frees something) and only the reference can tell."""
+        manager = self.manager
+        thresholds = [self.machine.thresholds[c] for c in actionable]
+        sort_by_eviction_priority(thresholds)
+        reclaimable = get_reclaimable_threshold(thresholds)
+        if reclaimable is None:
+            return "no reclaimable threshold"
+        signal = reclaimable[0].signal
+        if manager.signal_to_node_reclaim_funcs.get(signal) and manager.reclaimer is not no_gc_effect:
+            return None  # with no_gc_effect the same stats stay over the threshold: never relieved
+        if manager.signal_to_rank_func.get(signal) is None:
+            return f"no ranking function for signal {signal}"
+        if not candidates:
+            return "eviction thresholds have been met, but no pods are active to evict"
+        return "unable to evict any pods from the node"
+
+    def run(self, frame: pl.DataFrame, storage: AbstractSet[int], delegate: Delegate,
+            evictable: Evictable | None = None) -> ChunkPasses:
         """Every pass of ``frame`` (from :meth:`columns`) in order; ``storage`` the ticks whose local-storage
-        limits the reference must check."""
+        limits the reference must check. At an actionable pass where ``evictable`` says no pod can be
+        evicted, the reason comes from :meth:`nothing_to_evict` and the reference is not run."""
         machine = self.machine
         ticks: list[int] = frame["tick"].to_list()
         nows: list[int] = frame["when"].to_list()
@@ -121,6 +145,16 @@ class FastManager:
                 continue
             before = st
             step = machine.step(nows[i], m0s[i], m1s[i], presents[i], [c[i] for c in tcols])
+            if step.actionable and ticks[i] not in storage and evictable is not None:
+                some, any_candidate = evictable(ticks[i], to_datetime(nows[i]))
+                reason = None if some else self.nothing_to_evict(step.actionable, any_candidate)
+                if reason is not None:
+                    met.append(step.met_mask)
+                    act.append(step.actionable_mask)
+                    reasons.append(reason)
+                    conditions.append(tuple(step.conditions))
+                    i += 1
+                    continue
             if step.actionable or ticks[i] in storage:
                 machine.load_into(self.manager, before)
                 result = delegate(i, ticks[i], to_datetime(nows[i]))

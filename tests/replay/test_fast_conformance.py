@@ -33,6 +33,7 @@ from replay.kubelet.conditions import has_node_condition
 from replay.kubelet.config import EvictionConfig
 from replay.kubelet.duration import parse_duration
 from replay.kubelet.manager import EvictionManager, FsTopology, SyncResult
+from replay.kubelet.pods import is_critical_pod
 from replay.kubelet.versions import profile
 
 CASES = [c for c in load_cases([CONFORMANCE]) if c.kind == "manager"]
@@ -116,6 +117,10 @@ class CaseRun:
 
         return run
 
+    def evictable(self, tick: int, _when: datetime) -> tuple[bool, bool]:
+        pods = self.pods[tick]
+        return any(not is_critical_pod(p) for p in pods), bool(pods)
+
 
 def _fast_manager(run: CaseRun) -> FastManager:
     fast = FastManager.build(run.manager())
@@ -155,7 +160,7 @@ def test_manager_scenario_through_the_fast_path(case: Case) -> None:
     per_step: list[tuple[Any, ...]] = []
     for n, step in enumerate(run.steps):
         run.gc_calls.clear()
-        chunk = fast.run(frame.slice(n, 1), storage, run.delegate(fast))
+        chunk = fast.run(frame.slice(n, 1), storage, run.delegate(fast), run.evictable)
         assert chunk.ticks == [n]
         per_step += _decisions(chunk)
         result = _result(chunk, 0)
@@ -169,7 +174,7 @@ def test_manager_scenario_through_the_fast_path(case: Case) -> None:
 
     again = CaseRun(case)
     whole = _fast_manager(again)
-    chunk = whole.run(whole.columns(again.observations()), again.storage(), again.delegate(whole))
+    chunk = whole.run(whole.columns(again.observations()), again.storage(), again.delegate(whole), again.evictable)
     assert _decisions(chunk) == per_step
 
 
