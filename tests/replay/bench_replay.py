@@ -350,15 +350,17 @@ def _stop_forkserver() -> None:
         stop()
 
 
-def run(root: Path, jobs: int, nodes: list[str] | None, out: Path | None) -> None:
+def run(root: Path, jobs: int, nodes: list[str] | None, out: Path | None, hard: list[str] | None) -> None:
     from recordings.reader import open_recording
     from replay.fast.parallel import replay_parallel
+    from replay.kubelet.config import FlagOverrides
     from replay.settings import SettingsRequest
 
     wall0 = time.perf_counter()
     cpu0, kcpu0, _, _ = _usage()
     rec = open_recording(root)
-    (result,) = replay_parallel(rec, [SettingsRequest()], nodes, jobs=jobs)
+    request = SettingsRequest(overrides=FlagOverrides(eviction_hard=tuple(hard))) if hard else SettingsRequest()
+    (result,) = replay_parallel(rec, [request], nodes, jobs=jobs)
     if out is not None:
         from replay import results_io
 
@@ -437,6 +439,7 @@ def main() -> None:
     r.add_argument("--jobs", type=int, default=2)
     r.add_argument("--node", action="append")
     r.add_argument("-o", "--out", type=Path)
+    r.add_argument("--eviction-hard", action="append", help="what-if hard thresholds (default: the kubelet's)")
     f = sub.add_parser("floor")
     f.add_argument("recording", type=Path)
     args = p.parse_args()
@@ -444,7 +447,7 @@ def main() -> None:
         generate(args.out, nodes=args.nodes, pods=args.pods, ticks=args.ticks, interval=args.interval,
                  part_ticks=args.part_ticks, every=args.pressure_every, compact=args.compact)
     elif args.cmd == "run":
-        run(args.recording, args.jobs, args.node, args.out)
+        run(args.recording, args.jobs, args.node, args.out, args.eviction_hard)
     else:
         floor(args.recording)
 
