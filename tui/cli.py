@@ -14,7 +14,14 @@ SUMMARY = "browse a recording's replay or a results directory in a terminal UI"
 
 
 def run_tui(args: argparse.Namespace) -> int:
+    import sys
+
+    from recordings.errors import InputError
     from tui.app import make_app
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise InputError("needs an interactive terminal (stdin and stdout); for scripts use evictlens replay "
+                         "--json or -o DIR", field="tui")
 
     app = make_app(args.target, export_dir=Path(args.export_dir) if args.export_dir else None)
     status = app.run()

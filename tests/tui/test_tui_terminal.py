@@ -38,3 +38,13 @@ def test_evictlens_tui_runs_in_a_pseudo_terminal(sample_cache: Path) -> None:
     finally:
         child.close(force=True)
     assert child.exitstatus == 0, child.before
+
+
+def test_without_a_terminal_tui_refuses_in_one_line() -> None:
+    import subprocess
+
+    program, args = _command()
+    proc = subprocess.run([program, *args], cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "needs an interactive terminal" in proc.stderr
