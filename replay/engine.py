@@ -143,19 +143,25 @@ def _node_object(rec: Recording, node: str) -> Node | None:
     return found[0] if found else None
 
 
+def select_nodes(rec: Recording, nodes: Sequence[str] | None) -> list[str]:
+    """The nodes to replay: all, or those asked for (unknown names are an error naming the ones there are);
+    a recording with no ticks or a node with only gaps is an error (listed as skipped with skip_bad)."""
+    names = rec.nodes()
+    if nodes:
+        unknown = sorted(set(nodes) - set(names))
+        if unknown:
+            raise InputError(f"no such node in the recording: {', '.join(unknown)}; it has {', '.join(names)}",
+                             field="--node")
+        names = [n for n in names if n in nodes]
+    return rec.check_replayable(names)
+
+
 class Replay:
     """A recording under one set of settings: one :class:`NodeRun` per node, settings resolved up front."""
 
     def __init__(self, rec: Recording, request: SettingsRequest, nodes: Sequence[str] | None = None, *,
                  pods_by_node: Mapping[str, list[PodVersion]] | None = None) -> None:
-        names = rec.nodes()
-        if nodes:
-            unknown = sorted(set(nodes) - set(names))
-            if unknown:
-                raise InputError(f"no such node in the recording: {', '.join(unknown)}; it has {', '.join(names)}",
-                                 field="--node")
-            names = [n for n in names if n in nodes]
-        names = rec.check_replayable(names)  # no ticks, or a node with only gaps: an error (skipped with skip_bad)
+        names = select_nodes(rec, nodes)
         self.rec = rec
         self.request = request
         pods = index_pods_by_node(rec.scan_objects().collect()) if pods_by_node is None else pods_by_node

@@ -25,12 +25,11 @@ from typing import Any, cast
 
 import polars as pl
 
-from recordings.errors import InputError
 from recordings.pod_timeline import PodVersion, index_pods_by_node
 from recordings.reader import Recording
 from replay.collect import ResultBuilder, _allocatable
 from replay.context import active_pods, infer_topology
-from replay.engine import NodeRun, Pass, Replay
+from replay.engine import NodeRun, Pass, Replay, select_nodes
 from replay.fast.columns import CHUNK_TICKS, Chunk, GroupColumns, StorageUsage, SummaryAt
 from replay.fast.loop import to_datetime
 from replay.fast.passes import ChunkPasses, FastManager
@@ -391,18 +390,6 @@ def reference_partial(rec: Recording, request: SettingsRequest, node: str,
         builder._evictions, pl.DataFrame(builder._signals, schema=SIGNALS_SCHEMA),
         pl.DataFrame(builder._conditions, schema=CONDITIONS_SCHEMA),
         pl.DataFrame(builder._overcommit, schema=OVERCOMMIT_SCHEMA))
-
-
-def select_nodes(rec: Recording, nodes: Sequence[str] | None) -> list[str]:
-    """Replay's node selection and its errors."""
-    names = rec.nodes()
-    if nodes:
-        unknown = sorted(set(nodes) - set(names))
-        if unknown:
-            raise InputError(f"no such node in the recording: {', '.join(unknown)}; it has {', '.join(names)}",
-                             field="--node")
-        names = [n for n in names if n in nodes]
-    return rec.check_replayable(names)
 
 
 GROUP_NODES = 16

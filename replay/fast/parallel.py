@@ -19,7 +19,8 @@ from typing import Any
 
 from recordings.pod_timeline import PodVersion, index_pods_by_node
 from recordings.reader import Recording, open_recording
-from replay.fast.driver import NodePartial, replay_nodes, select_nodes
+from replay.engine import select_nodes
+from replay.fast.driver import NodePartial, replay_nodes
 from replay.results import ReplayResult
 from replay.settings import SettingsRequest
 
