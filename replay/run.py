@@ -73,7 +73,7 @@ def _replay(args: argparse.Namespace, recording: str) -> int:
 
 def _replay_fast(args: argparse.Namespace, rec: Any, request: Any) -> Any:
     """The columnar fast path (replay/fast), over --jobs processes or a --ray cluster."""
-    from replay.fast.driver import select_nodes
+    from replay.engine import select_nodes
     from replay.fast.parallel import replay_parallel, replay_ray
 
     nodes = select_nodes(rec, args.node)  # the same errors, and --skip-bad's list, before any work
