@@ -123,3 +123,23 @@ def config_from_args(args: argparse.Namespace, prof: VersionProfile, os: str = "
     fields = (parse_fields(baseline.document, source=baseline.source, profile=prof, os=os) if baseline
               else default_fields(prof, os))
     return config_from_fields(prof, apply_flags(fields, overrides))
+
+
+def add_speed_arguments(p: argparse.ArgumentParser) -> None:
+    """``--jobs`` / ``--ray``: how the engine spreads nodes (the same for replay, whatif and explain)."""
+    speed = p.add_argument_group("speed")
+    speed.add_argument("--jobs", type=int, metavar="N", default=None,
+                       help="replay nodes in N local processes (default: all cores); results are identical")
+    speed.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                       help="run the per-node tasks on a Ray cluster (pip install 'evictlens[ray]'); no ADDRESS: "
+                       "a local Ray instance; the recording must be at the same path on every Ray node")
+
+
+def jobs_of(args: argparse.Namespace) -> int:
+    """``--jobs`` (at least 1), default all cores."""
+    import os
+
+    jobs = getattr(args, "jobs", None)
+    if jobs is not None and jobs < 1:
+        raise InputError(f"expected a number of processes of at least 1, got {jobs}", field="--jobs")
+    return jobs or os.cpu_count() or 1

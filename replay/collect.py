@@ -1,29 +1,33 @@
-"""Turning a stream of synchronize passes into the results model.
+"""The one producer of results: node partials in, a :class:`~replay.results.ReplayResult` out.
 
-One :class:`ResultBuilder` per replay: ``add`` each :class:`~replay.engine.Pass` as it comes (the
-CLI advances its progress bar in the same loop), then ``finish``. Signal rows are kept as column
-lists and become one polars frame at the end.
+Every way of replaying a node (the engine's columnar path, the per-tick reference, any process or
+Ray worker) hands over a :class:`NodePartial`, accumulated by one :class:`NodeAccumulator`;
+:class:`ResultBuilder` takes partials in node order through :meth:`ResultBuilder.add` and
+:meth:`ResultBuilder.finish` computes what spans nodes (eviction ids, matches with reality, the
+settings digest, notes).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
 import polars as pl
 
+from recordings.reader import Recording
 from replay.counterfactual import NOTE as COUNTERFACTUAL_NOTE
-from replay.engine import NodeRun, Pass, Replay
 from replay.impact import OVERCOMMIT_RESOURCES, PodTotals, explain_ranking, overcommit_lead, owner_impact, pod_totals
 from replay.kubelet.api import Pod, parse_nodes
 from replay.kubelet.manager import Eviction as KubeletEviction
-from replay.kubelet.manager import SyncResult
+from replay.kubelet.manager import FsTopology, SyncResult
 from replay.kubelet.quantity import Quantity
 from replay.kubelet.ranking import RankFacts, pod_priority, rank_facts
 from replay.kubelet.thresholds import Threshold, ThresholdValue, get_threshold_quantity
 from replay.matching import match, real_evictions, recording_interval
+from replay.reference import NodeRun, Pass, Replay
 from replay.results import (
     CONDITIONS_SCHEMA,
     OVERCOMMIT_SCHEMA,
@@ -34,7 +38,7 @@ from replay.results import (
     ReplayResult,
     ThresholdSetting,
 )
-from replay.settings import settings_digest
+from replay.settings import NodeSettings, SettingsRequest, settings_digest
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -95,21 +99,7 @@ def _owner(pod: Pod) -> tuple[str | None, str | None]:
     return pod.owner_kinds[0], names[0] or None
 
 
-class _NodeState:
-    def __init__(self, run: NodeRun) -> None:
-        self.run = run
-        self.passes = 0
-        self.reasons: Counter[str] = Counter()
-        self.errors: list[str] = []
-        self.first: datetime | None = None
-        self.last: datetime | None = None
-        self.open: dict[str, tuple[datetime, int]] = {}
-        self.last_tick = -1
-        self.allocatable = _allocatable(run)
-        self.first_eviction: datetime | None = None
-
-
-def _allocatable(run: NodeRun) -> dict[str, int]:
+def allocatable(run: NodeRun) -> dict[str, int]:
     """The node object's allocatable memory and ephemeral-storage (the recording's latest node object)."""
     raw = run.rec.node_object_at(run.node)
     nodes = parse_nodes(raw, source=f"recording node {run.node}") if raw is not None else ()
@@ -118,34 +108,157 @@ def _allocatable(run: NodeRun) -> dict[str, int]:
     return {r: nodes[0].allocatable[r].int_value() for r in OVERCOMMIT_RESOURCES if r in nodes[0].allocatable}
 
 
-class ResultBuilder:
-    """Collects passes of one :class:`~replay.engine.Replay` into a :class:`ReplayResult`."""
+def eviction_record(p: Pass, run: NodeRun, eviction: KubeletEviction, eviction_id: int) -> Eviction:
+    """One eviction as the results model keeps it: the threshold, the observation, the full ranking and impact."""
+    result: SyncResult = p.result
+    pod = eviction.pod
+    threshold = result.threshold_to_reclaim if eviction.cause == getattr(
+        result.threshold_to_reclaim, "signal", None) else None
+    observed = threshold_value = None
+    ranking: tuple[RankedPod, ...] = ()
+    if threshold is not None:
+        obs = result.observations.get(threshold.signal)
+        if obs is not None:
+            observed = _int(obs.available)
+            threshold_value = get_threshold_quantity(threshold.value, obs.capacity).int_value()
+        facts = rank_facts(result.ranking, result.stats, threshold.signal, run.topology.dedicated_image_fs,
+                           run.topology.split_container_image_fs, run.settings.profile)
+        ranking = explain_ranking(tuple(
+            RankedPod(i, f.namespace, f.pod, ranked.uid, ranked.qos_class, f.priority, f.has_stats,
+                      f.exceeds_request, _int(f.usage), _int(f.request), _int(f.usage_above_request),
+                      f.process_count, f.critical, rank_reason(f))
+            for i, (f, ranked) in enumerate(zip(facts, result.ranking, strict=True), 1)
+        ), pod.uid, threshold.signal)
+    owner_kind, owner_name = _owner(pod)
+    comes_back, impact = owner_impact(owner_kind, owner_name)
+    return Eviction(
+        id=eviction_id, node=p.node, tick=p.tick, time=p.time, namespace=pod.namespace, pod=pod.name,
+        uid=pod.uid, owner_kind=owner_kind, owner_name=owner_name, qos=pod.qos_class, priority=pod_priority(pod),
+        cause=eviction.cause, signal=threshold.signal if threshold else None,
+        hard=threshold.is_hard if threshold else None, observed_available=observed,
+        threshold_value=threshold_value, grace_period_override=eviction.grace_period_override,
+        message=eviction.message, annotations=dict(eviction.annotations), ranking=ranking,
+        comes_back=comes_back, impact=impact,
+    )
 
-    def __init__(self, replay: Replay) -> None:
-        self.replay = replay
-        self._nodes = {run.node: _NodeState(run) for run in replay.runs}
+
+@dataclass
+class NodePartial:
+    """One node's share of a ReplayResult under one settings request (eviction ids local, from 0)."""
+
+    node: str
+    settings: NodeSettings
+    topology: FsTopology
+    topology_source: str
+    thresholds: list[Threshold] | None
+    """The manager's thresholds (None: no manager, no pass)."""
+    gaps: int
+    counterfactual_removed: int
+    passes: int
+    reasons: dict[str, int]
+    errors: list[str]
+    first: datetime | None
+    last: datetime | None
+    first_eviction: datetime | None
+    evictions: list[Eviction]
+    signals: pl.DataFrame
+    conditions: pl.DataFrame
+    """Every interval, those still on at the end with ``to`` null."""
+    overcommit: pl.DataFrame
+
+
+class NodeAccumulator:
+    """What one node's passes add up to, whichever path ran them: counts, condition intervals, evictions and
+    the signal and overcommit frames (appended per pass or per chunk)."""
+
+    def __init__(self, node: str) -> None:
+        self.node = node
+        self.passes = 0
+        self.reasons: Counter[str] = Counter()
+        self.errors: list[str] = []
+        self.first: datetime | None = None
+        self.last: datetime | None = None
+        self.open: dict[str, tuple[datetime, int]] = {}
+        self.first_eviction: datetime | None = None
+        self.evictions: list[Eviction] = []
+        self.signal_frames: list[pl.DataFrame] = []
+        self.over_frames: list[pl.DataFrame] = []
+        self._cond_rows: dict[str, list[Any]] = {name: [] for name in CONDITIONS_SCHEMA.names()}
+
+    def counted(self, reasons: Iterable[str], first: datetime, last: datetime) -> None:
+        """Passes (in order) from ``first`` to ``last``, each ending for its reason."""
+        before = self.passes
+        self.reasons.update(reasons)
+        self.passes = sum(self.reasons.values())
+        if self.passes > before:
+            self.first = self.first or first
+            self.last = last
+
+    def error(self, message: str | None) -> None:
+        if message:
+            self.errors.append(message)
+
+    def conditions(self, tick: int, when: datetime, conditions: Sequence[str]) -> None:
+        """The node conditions reported at a pass: those gone are closed there, new ones opened."""
+        on = set(conditions)
+        for condition in sorted(set(self.open) - on):
+            start, start_tick = self.open.pop(condition)
+            self._close(condition, start, start_tick, when, tick)
+        for condition in conditions:
+            self.open.setdefault(condition, (when, tick))
+
+    def _close(self, condition: str, start: datetime, start_tick: int, end: datetime | None,
+               end_tick: int | None) -> None:
+        for name, value in (("node", self.node), ("condition", condition), ("from", start), ("to", end),
+                            ("from_tick", start_tick), ("to_tick", end_tick)):
+            self._cond_rows[name].append(value)
+
+    def evicted(self, p: Pass, run: NodeRun, eviction: KubeletEviction) -> Eviction:
+        self.first_eviction = self.first_eviction or p.time
+        record = eviction_record(p, run, eviction, len(self.evictions))
+        self.evictions.append(record)
+        return record
+
+    def partial(self, run: NodeRun, thresholds: Sequence[Threshold] | None) -> NodePartial:
+        """The node's share; conditions still on stay open (``to`` null)."""
+        for condition, (start, start_tick) in self.open.items():
+            self._close(condition, start, start_tick, None, None)
+        self.open = {}
+        signals = _concat(self.signal_frames, SIGNALS_SCHEMA)
+        overcommit = _concat(self.over_frames, OVERCOMMIT_SCHEMA)
+        self.signal_frames, self.over_frames = [], []
+        return NodePartial(
+            self.node, run.settings, run.topology, run.topology_source,
+            None if thresholds is None else list(thresholds), run.gaps, run.counterfactual_removed, self.passes,
+            dict(self.reasons), self.errors, self.first, self.last, self.first_eviction, self.evictions,
+            signals, pl.DataFrame(self._cond_rows, schema=CONDITIONS_SCHEMA), overcommit)
+
+
+def _concat(frames: list[pl.DataFrame], schema: pl.Schema) -> pl.DataFrame:
+    frames = [f for f in frames if f.height]
+    return pl.concat(frames, rechunk=True) if frames else pl.DataFrame(schema=schema)
+
+
+class ReferenceNode:
+    """The per-tick reference's passes of one node into a :class:`NodeAccumulator` (row by row)."""
+
+    def __init__(self, run: NodeRun) -> None:
+        self.run = run
+        self.acc = NodeAccumulator(run.node)
+        self.allocatable = allocatable(run)
         self._signals: dict[str, list[Any]] = {name: [] for name in SIGNALS_SCHEMA.names()}
-        self._conditions: dict[str, list[Any]] = {name: [] for name in CONDITIONS_SCHEMA.names()}
-        self._evictions: list[Eviction] = []
         self._overcommit: dict[str, list[Any]] = {name: [] for name in OVERCOMMIT_SCHEMA.names()}
         self._totals: dict[int, tuple[Pod, PodTotals]] = {}
 
     def add(self, p: Pass) -> None:
-        state = self._nodes[p.node]
-        result = p.result
-        state.passes += 1
-        state.first = state.first or p.time
-        state.last = p.time
-        state.last_tick = p.tick
-        if result.error:
-            state.errors.append(result.error)
-        state.reasons[result.reason if not result.evictions else "evicted"] += 1
-        self._add_signals(p, state)
-        self._add_conditions(p, state)
-        self._add_overcommit(p, state)
+        acc, result = self.acc, p.result
+        acc.counted([result.reason if not result.evictions else "evicted"], p.time, p.time)
+        acc.error(result.error)
+        self._add_signals(p)
+        acc.conditions(p.tick, p.time, result.node_conditions)
+        self._add_overcommit(p)
         for eviction in result.evictions:
-            state.first_eviction = state.first_eviction or p.time
-            self._evictions.append(self._eviction(p, state.run, eviction))
+            acc.evicted(p, self.run, eviction)
 
     def _pod_totals(self, pod: Pod) -> PodTotals:
         found = self._totals.get(id(pod))
@@ -153,7 +266,7 @@ class ResultBuilder:
             found = self._totals[id(pod)] = (pod, pod_totals(pod))
         return found[1]
 
-    def _add_overcommit(self, p: Pass, state: _NodeState) -> None:
+    def _add_overcommit(self, p: Pass) -> None:
         """Σ requests / Σ limits of the pods in force at this pass (the candidates: active, not yet evicted)."""
         totals = [self._pod_totals(pod) for pod in p.candidates]
         cols = self._overcommit
@@ -161,12 +274,12 @@ class ResultBuilder:
             for name, value in (("node", p.node), ("tick", p.tick), ("time", p.time), ("resource", resource),
                                 ("requests", sum(t.requests.get(resource, 0) for t in totals)),
                                 ("limits", sum(t.limits.get(resource, 0) for t in totals)),
-                                ("allocatable", state.allocatable.get(resource)),
+                                ("allocatable", self.allocatable.get(resource)),
                                 ("pods_without_limit", sum(1 for t in totals if resource in t.unbounded))):
                 cols[name].append(value)
 
-    def _add_signals(self, p: Pass, state: _NodeState) -> None:
-        manager = state.run.manager
+    def _add_signals(self, p: Pass) -> None:
+        manager = self.run.manager
         thresholds = manager.thresholds if manager is not None else []
         met, actionable = p.result.thresholds_met, p.result.thresholds_actionable
         cols = self._signals
@@ -187,100 +300,90 @@ class ResultBuilder:
                 cols["met"].append(None if t is None else t in met)
                 cols["actionable"].append(None if t is None else t in actionable)
 
-    def _add_conditions(self, p: Pass, state: _NodeState) -> None:
-        on = set(p.result.node_conditions)
-        for condition in sorted(set(state.open) - on):
-            start, start_tick = state.open.pop(condition)
-            self._close(p.node, condition, start, start_tick, p.time, p.tick)
-        for condition in p.result.node_conditions:
-            state.open.setdefault(condition, (p.time, p.tick))
+    def partial(self) -> NodePartial:
+        self.acc.signal_frames.append(pl.DataFrame(self._signals, schema=SIGNALS_SCHEMA))
+        self.acc.over_frames.append(pl.DataFrame(self._overcommit, schema=OVERCOMMIT_SCHEMA))
+        manager = self.run.manager
+        return self.acc.partial(self.run, None if manager is None else manager.thresholds)
 
-    def _close(self, node: str, condition: str, start: datetime, start_tick: int, end: datetime | None,
-               end_tick: int | None) -> None:
-        for name, value in (("node", node), ("condition", condition), ("from", start), ("to", end),
-                            ("from_tick", start_tick), ("to_tick", end_tick)):
-            self._conditions[name].append(value)
 
-    def _eviction(self, p: Pass, run: NodeRun, eviction: KubeletEviction) -> Eviction:
-        result: SyncResult = p.result
-        pod = eviction.pod
-        threshold = result.threshold_to_reclaim if eviction.cause == getattr(
-            result.threshold_to_reclaim, "signal", None) else None
-        observed = threshold_value = None
-        ranking: tuple[RankedPod, ...] = ()
-        if threshold is not None:
-            obs = result.observations.get(threshold.signal)
-            if obs is not None:
-                observed = _int(obs.available)
-                threshold_value = get_threshold_quantity(threshold.value, obs.capacity).int_value()
-            facts = rank_facts(result.ranking, result.stats, threshold.signal, run.topology.dedicated_image_fs,
-                               run.topology.split_container_image_fs, run.settings.profile)
-            ranking = explain_ranking(tuple(
-                RankedPod(i, f.namespace, f.pod, ranked.uid, ranked.qos_class, f.priority, f.has_stats,
-                          f.exceeds_request, _int(f.usage), _int(f.request), _int(f.usage_above_request),
-                          f.process_count, f.critical, rank_reason(f))
-                for i, (f, ranked) in enumerate(zip(facts, result.ranking, strict=True), 1)
-            ), pod.uid, threshold.signal)
-        owner_kind, owner_name = _owner(pod)
-        comes_back, impact = owner_impact(owner_kind, owner_name)
-        return Eviction(
-            id=len(self._evictions), node=p.node, tick=p.tick, time=p.time, namespace=pod.namespace, pod=pod.name,
-            uid=pod.uid, owner_kind=owner_kind, owner_name=owner_name, qos=pod.qos_class, priority=pod_priority(pod),
-            cause=eviction.cause, signal=threshold.signal if threshold else None,
-            hard=threshold.is_hard if threshold else None, observed_available=observed,
-            threshold_value=threshold_value, grace_period_override=eviction.grace_period_override,
-            message=eviction.message, annotations=dict(eviction.annotations), ranking=ranking,
-            comes_back=comes_back, impact=impact,
-        )
+def reference_partial(run: NodeRun) -> NodePartial:
+    """One node on the per-tick reference path."""
+    node = ReferenceNode(run)
+    for p in run.passes():
+        node.add(p)
+    return node.partial()
+
+
+class ResultBuilder:
+    """One request's node partials (in node order, from any path or worker) → one :class:`ReplayResult`."""
+
+    def __init__(self, rec: Recording, request: SettingsRequest) -> None:
+        self.rec = rec
+        self.request = request
+        self._partials: list[NodePartial] = []
+        self._evictions: list[Eviction] = []
+
+    def add(self, partial: NodePartial) -> None:
+        """A node's share; its evictions are numbered after those of the nodes added before it."""
+        base = len(self._evictions)
+        self._evictions.extend(replace(e, id=base + e.id) for e in partial.evictions)
+        self._partials.append(partial)
 
     def finish(self, notes: Iterable[str] = ()) -> ReplayResult:
         nodes = []
-        overcommit = pl.DataFrame(self._overcommit, schema=OVERCOMMIT_SCHEMA)
-        for name, state in self._nodes.items():
-            for condition, (start, start_tick) in state.open.items():
-                self._close(name, condition, start, start_tick, None, None)
-            run = state.run
-            thresholds = run.manager.thresholds if run.manager is not None else list(run.settings.config.thresholds)
-            cfg = run.settings.config
+        overcommit = _concat([p.overcommit for p in self._partials], OVERCOMMIT_SCHEMA)
+        for p in self._partials:
+            cfg = p.settings.config
+            thresholds = p.thresholds if p.thresholds is not None else list(cfg.thresholds)
             nodes.append(NodeResult(
-                node=name, kubelet_version=run.settings.profile.version, version_source=run.settings.version_source,
-                platform=run.settings.platform, dedicated_image_fs=run.topology.dedicated_image_fs,
-                split_container_image_fs=run.topology.split_container_image_fs,
-                topology_source=run.topology_source or "no data", config_source=cfg.source,
+                node=p.node, kubelet_version=p.settings.profile.version, version_source=p.settings.version_source,
+                platform=p.settings.platform, dedicated_image_fs=p.topology.dedicated_image_fs,
+                split_container_image_fs=p.topology.split_container_image_fs,
+                topology_source=p.topology_source or "no data", config_source=cfg.source,
                 settings_sources=dict(cfg.sources), thresholds=threshold_settings(thresholds),
                 pressure_transition_period_ns=cfg.pressure_transition_period,
-                max_pod_grace_period_s=cfg.max_pod_grace_period_seconds, passes=state.passes, gaps=run.gaps,
-                errors=tuple(dict.fromkeys(state.errors)), reasons=dict(state.reasons),
-                first_time=state.first, last_time=state.last,
-                overcommit_lead_s=({} if state.first_eviction is None else overcommit_lead(
-                    overcommit.filter(pl.col("node") == name).iter_rows(named=True), state.first_eviction)),
+                max_pod_grace_period_s=cfg.max_pod_grace_period_seconds, passes=p.passes, gaps=p.gaps,
+                errors=tuple(dict.fromkeys(p.errors)), reasons=dict(p.reasons),
+                first_time=p.first, last_time=p.last,
+                overcommit_lead_s=({} if p.first_eviction is None else overcommit_lead(
+                    p.overcommit.iter_rows(named=True), p.first_eviction)),
             ))
-        rec = self.replay.rec
+        rec = self.rec
         interval = recording_interval(rec)
         evictions = tuple(self._evictions)
-        settings = {**self.replay.request.describe(),
-                    "digest": settings_digest([r.settings for r in self.replay.runs])}
+        settings = {**self.request.describe(), "digest": settings_digest([p.settings for p in self._partials])}
         extra = [*getattr(rec, "notes", [])]
         if rec.manifest.source == "scenario":
             extra.append("a scenario recording: its 'real' evictions are those the scenario's own kubelet made in the "
                          "closed loop that generated it (evicted pods stop using anything from then on)")
         base_notes: tuple[str, ...] = NOTES
-        if self.replay.request.counterfactual:
-            removed = sum(r.counterfactual_removed for r in self.replay.runs)
+        if self.request.counterfactual:
+            removed = sum(p.counterfactual_removed for p in self._partials)
             base_notes = (NOTES[0], f"{COUNTERFACTUAL_NOTE}; {removed} pod stats entries removed from later summaries",
                           *NOTES[2:])
         return ReplayResult(
             recording=str(rec.root), interval_seconds=interval, settings=settings, nodes=tuple(nodes),
             evictions=evictions, matches=match(real_evictions(rec), evictions, interval),
             notes=(*base_notes, *extra, *notes),
-            signals=pl.DataFrame(self._signals, schema=SIGNALS_SCHEMA),
-            conditions=pl.DataFrame(self._conditions, schema=CONDITIONS_SCHEMA).sort("node", "from", "condition"),
+            signals=_concat([p.signals for p in self._partials], SIGNALS_SCHEMA),
+            conditions=_concat([p.conditions for p in self._partials], CONDITIONS_SCHEMA).sort(
+                "node", "from", "condition"),
             overcommit=overcommit,
         )
 
 
-def collect(replay: Replay, passes: Iterable[Pass]) -> ReplayResult:
-    builder = ResultBuilder(replay)
-    for p in passes:
+def assemble(rec: Recording, request: SettingsRequest, partials: Iterable[NodePartial],
+             notes: Iterable[str] = ()) -> ReplayResult:
+    builder = ResultBuilder(rec, request)
+    for p in partials:
         builder.add(p)
-    return builder.finish()
+    return builder.finish(notes)
+
+
+def collect(replay: Replay, passes: Iterable[Pass]) -> ReplayResult:
+    """The reference path's passes (of ``replay``'s runs, in any node order) → the result."""
+    nodes = {run.node: ReferenceNode(run) for run in replay.runs}
+    for p in passes:
+        nodes[p.node].add(p)
+    return assemble(replay.rec, replay.request, (n.partial() for n in nodes.values()))

@@ -1,179 +1,117 @@
-"""Replaying a recording: one eviction manager per node, driven pass by pass.
+"""The one engine: a recording, a set of nodes and one or many settings in, results out.
 
-Each node's recorded ticks become ``synchronize`` passes at the stats' sample time, with the pods
-the kubelet had active *at that time* (a pod the kubelet evicted turns ``Failed`` a moment later;
-a recorder that polls after that must not hide it from the decision it caused). The work is a
-generator of :class:`Pass` values so the CLI's progress bar, the TUI's worker, ``explain --at`` and
-:func:`replay_recording` consume one engine; :mod:`replay.collect` turns passes into results.
+Every front end (``replay``, ``whatif``, ``explain --at``, the TUI) calls :func:`replay` or
+:func:`moment`. Nodes are independent, so they are replayed on the columnar fast path
+(:mod:`replay.fast`) in node groups, in this process, over ``jobs`` local processes or on a Ray
+cluster; the settings variants of one node share its decoded columns, each with its own state
+machine. Each node's share comes back as a :class:`~replay.collect.NodePartial` and the one producer
+of results, :class:`~replay.collect.ResultBuilder`, assembles them in node order. Node selection,
+the pod index and each node's settings are resolved once per run (per variant for settings).
 
-What a replay cannot know is said in its notes: pods the replay evicts keep appearing in later
-summaries (the recording shows what really happened), so they are only removed from the candidates.
+The per-tick reference manager (:mod:`replay.reference`) is the oracle the property tests hold the
+engine to, and what ``reference=True`` (``--reference``) runs instead.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from recordings.errors import InputError
-from recordings.pod_timeline import PodsInForce, PodVersion, index_pods_by_node
-from recordings.reader import Recording, TickInfo
-from replay.context import active_pods, infer_topology
-from replay.counterfactual import disk_emptydirs, remove_pods
-from replay.kubelet.api import Node, Pod, Summary, parse_nodes, parse_pods, parse_summary
-from replay.kubelet.manager import EvictionManager, FsTopology, SyncResult
+from recordings.reader import Recording, to_micros
 from replay.results import ReplayResult
-from replay.settings import NodeSettings, SettingsRequest, resolve_node
+from replay.settings import SettingsRequest
 
+if TYPE_CHECKING:
+    import polars as pl
 
-def sample_time(summary: Summary) -> datetime | None:
-    """When the stats were taken: what the kubelet's observations are stamped with (memory first)."""
-    node = summary.node
-    for stamp in (node.memory.time if node.memory else None, node.fs.time if node.fs else None,
-                  node.rlimit.time if node.rlimit else None):
-        if stamp is not None:
-            return stamp
-    return None
+    from replay.collect import NodePartial
+    from replay.reference import NodeRun, Pass
 
-
-@dataclass(frozen=True)
-class Pass:
-    """One synchronize pass of one node."""
-
-    node: str
-    tick: int
-    tick_time: datetime
-    """When the recorder's tick started (its poll time)."""
-    time: datetime
-    """The stats' sample time, used as the manager's clock and to pick the pods in force."""
-    result: SyncResult
-    candidates: tuple[Pod, ...]
-
-
-@dataclass
-class NodeRun:
-    """The replay of one node: its settings, its manager, its pods cursor."""
-
-    rec: Recording
-    node: str
-    request: SettingsRequest
-    pod_versions: list[PodVersion]
-    settings: NodeSettings = field(init=False)
-    topology: FsTopology = field(init=False)
-    topology_source: str = field(init=False, default="")
-    manager: EvictionManager | None = field(init=False, default=None)
-    ticks: list[TickInfo] = field(init=False)
-    evicted_uids: set[str] = field(init=False, default_factory=set)
-    counterfactual_removed: int = field(init=False, default=0)
-    """Pod stats entries ``--counterfactual`` took off later summaries."""
-    _emptydirs: dict[str, tuple[str, ...]] = field(init=False, default_factory=dict)
-    _pods: PodsInForce = field(init=False)
-    _parsed: dict[int, Pod] = field(init=False, default_factory=dict)
-
-    def __post_init__(self) -> None:
-        node_obj = _node_object(self.rec, self.node)
-        self.settings = resolve_node(self.request, self.node, node_obj, self.rec.configz(self.node))
-        self.topology = self.request.topology or FsTopology()
-        self.topology_source = "as given on the command line" if self.request.topology else ""
-        self.ticks = self.rec.ticks(self.node)
-        self._pods = PodsInForce(self.pod_versions)
-
-    @property
-    def gaps(self) -> int:
-        return sum(1 for t in self.ticks if not t.ok)
-
-    @property
-    def ok_ticks(self) -> int:
-        return sum(1 for t in self.ticks if t.ok)
-
-    def _pod(self, version: PodVersion) -> Pod:
-        pod = self._parsed.get(version.seq)
-        if pod is None:
-            pod = parse_pods(version.decode(), source=f"recording pod {version.key}")[0]
-            self._parsed[version.seq] = pod
-        return pod
-
-    def pods_at(self, when: datetime, summary: Summary) -> list[Pod]:
-        """The pods in force at ``when``, plus any with stats whose object was observed only later."""
-        in_force = self._pods.at(when)
-        pods = [self._pod(v) for v in in_force.values()]
-        for stats in summary.pods:
-            uid = stats.pod_ref.uid
-            if uid and uid not in in_force:
-                first = self._pods.first_version(uid)
-                if first is not None and first.observed > when:
-                    pods.append(self._pod(first))
-        return pods
-
-    def passes(self, *, until_tick: int | None = None) -> Iterator[Pass]:
-        """Every recorded tick with data, in order, as a synchronize pass (stop after ``until_tick``)."""
-        info_by_tick = {t.index: t for t in self.ticks}
-        for tick, raw_summary in self.rec.summaries(self.node):
-            if until_tick is not None and tick > until_tick:
-                return
-            info = info_by_tick.get(tick)
-            if info is None or not info.ok:
-                continue
-            if self.request.counterfactual and self.evicted_uids:
-                raw_summary, freed = remove_pods(raw_summary, self.evicted_uids, self.topology,
-                                                 emptydir_volumes=self._emptydirs)
-                self.counterfactual_removed += len(freed)
-            summary = parse_summary(raw_summary, source=f"recording {self.node} tick {tick}")
-            if self.manager is None:
-                if self.request.topology is None:
-                    self.topology, self.topology_source = infer_topology(summary)
-                self.manager = EvictionManager(self.settings.config, self.settings.profile, self.topology,
-                                               platform=self.settings.platform)
-            when = sample_time(summary) or info.time
-            candidates = [p for p in active_pods(self.pods_at(when, summary), self.node)
-                          if p.uid not in self.evicted_uids]
-            result = self.manager.synchronize(summary, candidates, when)
-            for eviction in result.evictions:
-                self.evicted_uids.add(eviction.pod.uid)
-                self._emptydirs[eviction.pod.uid] = disk_emptydirs(eviction.pod)
-            yield Pass(self.node, tick, info.time, when, result, tuple(candidates))
-
-
-def _node_object(rec: Recording, node: str) -> Node | None:
-    raw = rec.node_object_at(node)
-    if raw is None:
-        return None
-    found = parse_nodes(raw, source=f"recording node {node}")
-    return found[0] if found else None
+Progress = Callable[[int], None]
+"""Called with the number of passes just finished (of the recording, not times the variants)."""
 
 
 def select_nodes(rec: Recording, nodes: Sequence[str] | None) -> list[str]:
-    """The nodes to replay: all, or those asked for (unknown names are an error naming the ones there are);
-    a recording with no ticks or a node with only gaps is an error (listed as skipped with skip_bad)."""
-    names = rec.nodes()
-    if nodes:
-        unknown = sorted(set(nodes) - set(names))
-        if unknown:
-            raise InputError(f"no such node in the recording: {', '.join(unknown)}; it has {', '.join(names)}",
-                             field="--node")
-        names = [n for n in names if n in nodes]
-    return rec.check_replayable(names)
+    """The nodes to replay (see :func:`replay.reference.select_nodes`)."""
+    from replay.reference import select_nodes as select
+
+    return select(rec, nodes)
 
 
-class Replay:
-    """A recording under one set of settings: one :class:`NodeRun` per node, settings resolved up front."""
+def total_passes(rec: Recording, names: Sequence[str]) -> int:
+    """How many passes a replay of ``names`` makes (the recorded ticks with data): a progress bar's total."""
+    import polars as pl
 
-    def __init__(self, rec: Recording, request: SettingsRequest, nodes: Sequence[str] | None = None, *,
-                 pods_by_node: Mapping[str, list[PodVersion]] | None = None) -> None:
-        names = select_nodes(rec, nodes)
-        self.rec = rec
-        self.request = request
-        pods = index_pods_by_node(rec.scan_objects().collect()) if pods_by_node is None else pods_by_node
-        self.runs = [NodeRun(rec, n, request, pods.get(n, [])) for n in names]
+    ticks = rec.scan_ticks().filter(pl.col("node").is_in(list(names)) & pl.col("ok"))
+    return int(ticks.select(pl.len()).collect().item())
 
-    @property
-    def total_passes(self) -> int:
-        return sum(r.ok_ticks for r in self.runs)
 
-    def passes(self) -> Iterator[Pass]:
-        for run in self.runs:
-            yield from run.passes()
+def replay(
+    rec: Recording,
+    requests: Sequence[SettingsRequest],
+    names: Sequence[str] | None = None,
+    *,
+    jobs: int = 1,
+    ray: str | None = None,
+    notes: Sequence[str] = (),
+    progress: Progress | None = None,
+    reference: bool = False,
+    chunk_ticks: int | None = None,
+) -> list[ReplayResult]:
+    """One result per request, in order. ``names``: the nodes (all when None; unknown names and nodes with
+    no data are errors, listed as skipped under ``skip_bad``). ``ray``: an address ("" for a local
+    instance) to run the node tasks on Ray instead of ``jobs`` local processes."""
+    from replay.collect import ResultBuilder
+
+    names = select_nodes(rec, names)
+    notes = [*(f"skipped (--skip-bad): {s}" for s in getattr(rec, "skipped", [])), *notes]
+    partials: list[list[NodePartial]]
+    if reference:
+        partials = _reference(rec, requests, names, progress)
+    elif ray is not None:
+        from replay.fast.parallel import partials_ray
+
+        partials = partials_ray(rec, requests, names, address=ray or None)
+        if progress is not None:
+            progress(total_passes(rec, names))
+    else:
+        from replay.fast.parallel import partials_parallel
+
+        if chunk_ticks is not None:
+            from replay.fast.driver import replay_nodes
+
+            partials = replay_nodes(rec, requests, names, chunk_ticks=chunk_ticks, on_node=progress)
+        else:
+            partials = partials_parallel(rec, requests, names, jobs=jobs, on_passes=progress)
+    results = []
+    for request, parts in zip(requests, partials, strict=True):
+        builder = ResultBuilder(rec, request)
+        for p in parts:
+            builder.add(p)
+        results.append(builder.finish(notes))
+    return results
+
+
+def _reference(rec: Recording, requests: Sequence[SettingsRequest], names: Sequence[str],
+               progress: Progress | None) -> list[list[NodePartial]]:
+    from recordings.pod_timeline import index_pods_by_node
+    from replay.collect import ReferenceNode
+    from replay.reference import NodeRun
+
+    pods = index_pods_by_node(rec.scan_objects().collect())
+    out: list[list[NodePartial]] = [[] for _ in requests]
+    for i, request in enumerate(requests):
+        for name in names:
+            node = ReferenceNode(NodeRun(rec, name, request, pods.get(name, [])))
+            for p in node.run.passes():
+                node.add(p)
+                if progress is not None and i == 0:
+                    progress(1)
+            out[i].append(node.partial())
+    return out
 
 
 def replay_recording(
@@ -184,10 +122,100 @@ def replay_recording(
     version: str | None = None,
     feature_gates: Mapping[str, bool] | None = None,
 ) -> ReplayResult:
-    """Replay every (or the chosen) node of a recording and match the predictions with reality."""
-    from replay.collect import collect
-
+    """Replay every (or the chosen) node of a recording under one request, in this process."""
     if request is None:
         request = SettingsRequest(kubelet_version=version, feature_gates=dict(feature_gates or {}))
-    replay = Replay(rec, request, nodes)
-    return collect(replay, replay.passes())
+    return replay(rec, [request], nodes)[0]
+
+
+FIRST_EVICTION = "first-eviction"
+
+
+@dataclass(frozen=True)
+class Moment:
+    """Where to stop: a tick, a time (RFC 3339), or the first predicted eviction."""
+
+    tick: int | None = None
+    at: datetime | None = None
+    first_eviction: bool = False
+
+    @classmethod
+    def parse(cls, at: str | None, tick: int | None) -> Moment:
+        if at is not None and tick is not None:
+            raise InputError("give --at or --tick, not both", field="--tick")
+        if tick is not None:
+            return cls(tick=tick)
+        if at == FIRST_EVICTION:
+            return cls(first_eviction=True)
+        if at is None:
+            raise InputError("say which moment: --at TIME (RFC 3339), --at first-eviction or --tick K", field="--at")
+        try:
+            when = datetime.fromisoformat(at.replace("Z", "+00:00"))
+        except ValueError:
+            raise InputError(f"expected an RFC 3339 time such as 2024-05-20T10:15:20Z or 'first-eviction', got {at!r}",
+                             field="--at") from None
+        if when.tzinfo is None:
+            raise InputError(f"give a time zone (e.g. {at}Z)", field="--at")
+        return cls(at=when)
+
+    def describe(self) -> str:
+        if self.tick is not None:
+            return f"tick {self.tick}"
+        if self.at is not None:
+            return self.at.isoformat()
+        return "the first eviction"
+
+
+@dataclass(frozen=True)
+class MomentPass:
+    """The replay's own pass at a moment, with the node's run (settings, topology, the manager after it)."""
+
+    run: NodeRun
+    p: Pass
+
+
+def moment(rec: Recording, request: SettingsRequest, node: str | None, at: Moment, *,
+           jobs: int = 1) -> MomentPass:
+    """Replay one node up to a moment (one node's columns, the reference manager at that pass only).
+
+    Without a node only ``first-eviction`` is allowed: the engine replays every node to find which evicts
+    first, then that node is replayed up to it."""
+    from recordings.pod_timeline import index_pods_by_node
+    from replay.fast.driver import replay_node_until
+
+    names = [node] if node else rec.nodes()
+    if node is None and not at.first_eviction and len(names) > 1:
+        raise InputError(f"the recording has {len(names)} nodes; say which with --node ({', '.join(names)})",
+                         field="--node")
+    names = select_nodes(rec, names)
+    if node is None and len(names) > 1:
+        (result,) = replay(rec, [request], names, jobs=jobs)
+        if not result.evictions:
+            raise InputError("the replay predicts no eviction", field="--at")
+        names = [min(result.evictions, key=lambda e: (to_micros(e.time), e.id)).node]
+    pods = index_pods_by_node(_pods_of(rec, names[0]))
+    run, found = replay_node_until(
+        rec, request, names[0], pods, until_tick=at.tick, first_eviction=at.first_eviction,
+        until_us=None if at.at is None else to_micros(at.at))
+    last = run.ticks[-1].index if run.ticks else None
+    if at.tick is not None and last is not None and at.tick > last:
+        raise InputError(f"tick {at.tick} is past the end of the recording: {names[0]}'s last tick is {last}",
+                         field="--tick")
+    if at.at is not None and run.ticks and to_micros(at.at) > to_micros(run.ticks[-1].time) + 3_600_000_000:
+        raise InputError(f"{at.describe()} is past the end of the recording: {names[0]}'s last tick started at "
+                         f"{run.ticks[-1].time.isoformat()}", field="--at")
+    if found is None:
+        if at.first_eviction:
+            raise InputError("the replay predicts no eviction" + (f" on {node}" if node else ""), field="--at")
+        raise InputError(f"no recorded pass of {names[0]} at or before {at.describe()}", field="--at")
+    return MomentPass(run, found)
+
+
+def _pods_of(rec: Recording, node: str) -> pl.DataFrame:
+    """Every stored version of the pods ever bound to ``node`` (their pending and tombstone versions too)."""
+    import polars as pl
+
+    key = pl.coalesce("uid", pl.col("namespace") + "/" + pl.col("name"))
+    pods = rec.scan_objects().filter(pl.col("kind") == "pod").with_columns(key.alias("_k"))
+    on_node = pods.filter(pl.col("node") == node).select("_k").unique()
+    return pods.join(on_node, on="_k", how="semi").drop("_k").collect()

@@ -287,7 +287,8 @@ def _explain_recording(args: argparse.Namespace) -> Explanation:
     """``explain REC --node NAME --at TIME|first-eviction`` / ``--tick K``: one moment of a replay."""
     from recordings.reader import open_recording
     from replay.cli_args import request_from_args
-    from replay.moment import Moment, explain_moment
+    from replay.engine import Moment
+    from replay.moment import explain_moment
 
     if args.summary or args.pods or args.sample:
         raise InputError("give a recording or --summary/--pods/--sample files, not both", field="recording")

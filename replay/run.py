@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from recordings.errors import InputError
-from replay.cli_args import add_kubelet_arguments, request_from_args
+from replay.cli_args import add_kubelet_arguments, add_speed_arguments, jobs_of, request_from_args
 from replay.counterfactual import add_counterfactual_argument
 
 
@@ -42,24 +42,16 @@ def _replay_sample(args: argparse.Namespace) -> int:
 
 def _replay(args: argparse.Namespace, recording: str) -> int:
     from recordings.reader import open_recording
-    from replay.collect import ResultBuilder
-    from replay.engine import Replay
+    from replay.engine import replay, select_nodes, total_passes
     from replay.progress import progress_bar
     from replay.results_io import to_json, write
 
     request = dataclasses.replace(request_from_args(args), counterfactual=args.counterfactual)
     rec = open_recording(recording, skip_bad=args.skip_bad)
-    if not getattr(args, "reference", True):
-        result = _replay_fast(args, rec, request)
-    else:
-        replay = Replay(rec, request, args.node)
-        builder = ResultBuilder(replay)
-        with progress_bar("replaying", replay.total_passes, enabled=not args.json) as advance:
-            for p in replay.passes():
-                builder.add(p)
-                advance(1)
-        skipped = [f"skipped (--skip-bad): {s}" for s in getattr(rec, "skipped", [])]
-        result = builder.finish(skipped)
+    names = select_nodes(rec, args.node)  # the same errors, and --skip-bad's list, before any work
+    with progress_bar("replaying", total_passes(rec, names), enabled=not args.json) as advance:
+        (result,) = replay(rec, [request], names, jobs=jobs_of(args), ray=args.ray, reference=args.reference,
+                           progress=advance)
     if args.output:
         write(result, Path(args.output))
     if args.json:
@@ -69,18 +61,6 @@ def _replay(args: argparse.Namespace, recording: str) -> int:
 
         print_result(result, output=args.output)
     return 0
-
-
-def _replay_fast(args: argparse.Namespace, rec: Any, request: Any) -> Any:
-    """The columnar fast path (replay/fast), over --jobs processes or a --ray cluster."""
-    from replay.engine import select_nodes
-    from replay.fast.parallel import replay_parallel, replay_ray
-
-    nodes = select_nodes(rec, args.node)  # the same errors, and --skip-bad's list, before any work
-    skipped = [f"skipped (--skip-bad): {s}" for s in getattr(rec, "skipped", [])]
-    if args.ray is not None:
-        return replay_ray(rec, [request], nodes, address=args.ray or None, notes=skipped)[0]
-    return replay_parallel(rec, [request], nodes, jobs=args.jobs, notes=skipped)[0]
 
 
 def add_replay_parser(sub: Any) -> None:
@@ -106,14 +86,9 @@ def add_replay_parser(sub: Any) -> None:
     out.add_argument("-o", "--output", metavar="DIR",
                      help="write the results directory (result.json + Parquet, see replay/RESULTS.md), e.g. out/")
     out.add_argument("--json", action="store_true", help="print result.json to stdout instead of tables")
-    speed = p.add_argument_group("speed")
-    speed.add_argument("--jobs", type=int, metavar="N", default=None,
-                       help="replay nodes in N local processes (default: all cores); results are identical")
-    speed.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
-                       help="run the per-node tasks on a Ray cluster (pip install 'evictlens[ray]'); no ADDRESS: "
-                       "a local Ray instance; the recording must be at the same path on every Ray node")
-    speed.add_argument("--reference", action="store_true",
-                       help="use the per-tick reference path instead of the columnar fast path (same results)")
+    add_speed_arguments(p)
+    p.add_argument("--reference", action="store_true",
+                   help="use the per-tick reference path instead of the columnar engine (same results, slower)")
     out.add_argument("--skip-bad", action="store_true",
                      help="replay what is readable of a damaged recording and list what was skipped")
     p.set_defaults(func=run_replay)

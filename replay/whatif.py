@@ -2,8 +2,9 @@
 
 Each occurrence of a settings flag is one value of its dimension (``--eviction-soft`` paired with
 ``--eviction-soft-grace-period`` by position); the variants are the product of the dimensions given,
-times the ``--kubelet-version`` list when both are given. The recording is opened once and every
-variant's :class:`~replay.engine.Replay` shares it and its pod index.
+times the ``--kubelet-version`` list when both are given. The engine (:func:`replay.engine.replay`)
+runs every variant at once: each node's columns are read and decoded once and each variant has its own
+state machine over them.
 """
 
 from __future__ import annotations
@@ -11,16 +12,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from recordings.errors import InputError
-from recordings.pod_timeline import index_pods_by_node
-from recordings.reader import Recording
 from replay.cli_args import request_from_args, topology_from_args
-from replay.collect import ResultBuilder
-from replay.engine import Replay
-from replay.results import ReplayResult
 from replay.settings import SettingsRequest
 
 MAX_VARIANTS = 64
@@ -107,23 +103,3 @@ def variants_from_args(args: argparse.Namespace) -> list[Variant]:
         request = request_from_args(ns, label=label)
         out.append(Variant(len(out), label, dataclasses.replace(request, counterfactual=counterfactual)))
     return out
-
-
-def replays(rec: Recording, variants: Sequence[Variant], nodes: Sequence[str] | None = None) -> list[Replay]:
-    """One :class:`Replay` per variant over the same recording and pod index (settings resolved up front)."""
-    pods = index_pods_by_node(rec.scan_objects().collect())
-    return [Replay(rec, v.request, nodes, pods_by_node=pods) for v in variants]
-
-
-def run_variants(runs: Sequence[Replay], *, notes: Sequence[str] = (),
-                 advance: Callable[[int], None] | None = None) -> list[ReplayResult]:
-    """Replay each variant in turn; ``advance(1)`` after every pass (for a progress bar)."""
-    results = []
-    for replay in runs:
-        builder = ResultBuilder(replay)
-        for p in replay.passes():
-            builder.add(p)
-            if advance is not None:
-                advance(1)
-        results.append(builder.finish(notes))
-    return results

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replay.cli_args import add_kubelet_arguments
+from replay.cli_args import add_kubelet_arguments, add_speed_arguments, jobs_of
 from replay.counterfactual import add_counterfactual_argument
 
 if TYPE_CHECKING:
@@ -102,15 +102,17 @@ def run_whatif(args: argparse.Namespace) -> int:
 
     from recordings.reader import open_recording
     from replay.compare import compare, to_document
+    from replay.engine import replay, select_nodes, total_passes
     from replay.progress import progress_bar
-    from replay.whatif import replays, run_variants, variants_from_args
+    from replay.whatif import variants_from_args
 
     variants = variants_from_args(args)
     rec = open_recording(args.recording, skip_bad=args.skip_bad)
-    runs = replays(rec, variants, args.node)
-    skipped = [f"skipped (--skip-bad): {s}" for s in getattr(rec, "skipped", [])]
-    with progress_bar("what if", sum(r.total_passes for r in runs), enabled=not args.json) as advance:
-        results = run_variants(runs, notes=skipped, advance=advance)
+    names = select_nodes(rec, args.node)
+    label = f"what if ({len(variants)} variants)"
+    with progress_bar(label, total_passes(rec, names), enabled=not args.json) as advance:
+        results = replay(rec, [v.request for v in variants], names, jobs=jobs_of(args), ray=args.ray,
+                         reference=args.reference, progress=advance)
     comparison = compare(results)
     if args.output:
         write_output(results, comparison, Path(args.output))
@@ -149,4 +151,7 @@ def add_whatif_parser(sub: Any) -> None:
     out.add_argument("--json", action="store_true", help="print compare.json to stdout instead of tables")
     out.add_argument("--skip-bad", action="store_true",
                      help="replay what is readable of a damaged recording and list what was skipped")
+    add_speed_arguments(p)
+    p.add_argument("--reference", action="store_true",
+                   help="use the per-tick reference path instead of the columnar engine (same results, slower)")
     p.set_defaults(func=run_whatif)

@@ -111,9 +111,14 @@ class EvictlensApp(App[int]):
     def _replay(self, job: ReplayJob) -> ResultsView:
         total = job.total
         self.post_message(ReplayProgress(job.label, 0, total))
-        for done in job.passes():
+        done = 0
+
+        def advance(n: int) -> None:
+            nonlocal done
+            done += n
             self.post_message(ReplayProgress(job.label, done, total))
-        view = job.finish()
+
+        view = job.run(advance)
         view.lowest_available()
         return view
 

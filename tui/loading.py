@@ -1,13 +1,13 @@
 """What the TUI was given and how it becomes a result: no widgets here, only blocking steps for workers.
 
 A results directory (``result.json``) opens lazily (:mod:`tui.results_dir`); a recording
-(``manifest.json``) is replayed with its recorded settings, one pass at a time, so the worker can
-post progress between passes (the same generator the CLI's progress bar consumes).
+(``manifest.json``) is replayed with its recorded settings by the engine, which reports progress as
+nodes finish (the same callback the CLI's progress bar takes).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -35,33 +35,30 @@ def classify(path: Path) -> Kind:
 
 @dataclass
 class ReplayJob:
-    """One replay of a recording, run pass by pass; :meth:`finish` gives the result."""
+    """One replay of a recording on the engine (nodes over ``jobs`` processes); :meth:`run` gives the result."""
 
     recording: Path
     request: SettingsRequest
     label: str
+    jobs: int = 0
+    """Local processes (0: all cores)."""
 
     def __post_init__(self) -> None:
         from recordings.reader import open_recording
-        from replay.collect import ResultBuilder
-        from replay.engine import Replay
+        from replay.engine import select_nodes, total_passes
 
         self.rec = open_recording(self.recording)
-        self.replay = Replay(self.rec, self.request)
-        self.builder = ResultBuilder(self.replay)
+        self.names = select_nodes(self.rec, None)
+        self.total = total_passes(self.rec, self.names)
 
-    @property
-    def total(self) -> int:
-        return self.replay.total_passes
+    def run(self, advance: Callable[[int], None]) -> ResultsView:
+        """Replay (blocking: a worker's job); ``advance(n)`` as passes finish."""
+        import os
 
-    def passes(self) -> Iterator[int]:
-        """Run every pass; yields how many are done after each."""
-        for done, p in enumerate(self.replay.passes(), 1):
-            self.builder.add(p)
-            yield done
+        from replay.engine import replay
 
-    def finish(self) -> ResultsView:
-        result = self.builder.finish()
+        (result,) = replay(self.rec, [self.request], self.names, jobs=self.jobs or os.cpu_count() or 1,
+                           progress=advance)
         return ResultsView.from_result(result, self.label, str(self.recording), self.request)
 
 

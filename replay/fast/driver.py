@@ -16,20 +16,17 @@ Falls back to the reference path (``Replay`` + ``collect`` for that node) for: W
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from types import SimpleNamespace
-from typing import Any, cast
+from typing import Any
 
 import polars as pl
 
 from recordings.pod_timeline import PodVersion, index_pods_by_node
-from recordings.reader import Recording
-from replay.collect import ResultBuilder, _allocatable
+from recordings.reader import Recording, to_micros
+from recordings.schema import NODE_STATS
+from replay.collect import NodeAccumulator, NodePartial, allocatable, reference_partial
 from replay.context import active_pods, infer_topology
-from replay.engine import NodeRun, Pass, Replay, select_nodes
 from replay.fast.columns import CHUNK_TICKS, Chunk, GroupColumns, StorageUsage, SummaryAt
 from replay.fast.loop import to_datetime
 from replay.fast.passes import ChunkPasses, FastManager
@@ -37,36 +34,10 @@ from replay.fast.signals import SIGNALS, observations
 from replay.impact import OVERCOMMIT_RESOURCES, PodTotals, pod_totals
 from replay.kubelet import pods as podutil
 from replay.kubelet.api import Pod, parse_summary
-from replay.kubelet.manager import EvictionManager, FsTopology, SyncResult
-from replay.kubelet.thresholds import Threshold
-from replay.results import CONDITIONS_SCHEMA, OVERCOMMIT_SCHEMA, SIGNALS_SCHEMA, Eviction, ReplayResult
-from replay.settings import NodeSettings, SettingsRequest
-
-
-@dataclass
-class NodePartial:
-    """One node's share of a ReplayResult: what ResultBuilder keeps for it (eviction ids local, from 0)."""
-
-    node: str
-    settings: NodeSettings
-    topology: FsTopology
-    topology_source: str
-    thresholds: list[Threshold] | None
-    """The manager's thresholds (None: no manager, no pass)."""
-    gaps: int
-    counterfactual_removed: int
-    passes: int
-    reasons: dict[str, int]
-    errors: list[str]
-    first: datetime | None
-    last: datetime | None
-    open: dict[str, tuple[datetime, int]]
-    first_eviction: datetime | None
-    evictions: list[Eviction]
-    signals: pl.DataFrame
-    conditions: pl.DataFrame
-    """Closed intervals only; ``open`` ones are closed by ResultBuilder.finish."""
-    overcommit: pl.DataFrame
+from replay.kubelet.manager import EvictionManager, SyncResult
+from replay.reference import NodeRun, Pass
+from replay.results import OVERCOMMIT_SCHEMA, SIGNALS_SCHEMA
+from replay.settings import SettingsRequest
 
 
 def unsupported(request: SettingsRequest, run: NodeRun) -> str | None:
@@ -90,21 +61,17 @@ class NodeReplay:
         self.fast: FastManager | None = None
         self.no_thresholds = False
         self.storage: frozenset[int] = frozenset()
-        self.passes = 0
-        self.reasons: Counter[str] = Counter()
-        self.errors: list[str] = []
-        self.first: datetime | None = None
-        self.last: datetime | None = None
-        self.open: dict[str, tuple[datetime, int]] = {}
-        self.cond_rows: dict[str, list[Any]] = {name: [] for name in CONDITIONS_SCHEMA.names()}
-        self.signal_frames: list[pl.DataFrame] = []
-        self.over_frames: list[pl.DataFrame] = []
-        self.evictions: list[Eviction] = []
-        self._eviction_shim = SimpleNamespace(_evictions=self.evictions)
+        self.acc = NodeAccumulator(run.node)
+        self.until_tick: int | None = None
+        """Stop after this tick, and run the reference manager at it whatever the columns say (a moment)."""
+        self.stop_at_eviction = False
+        """Stop after the first pass that evicts (``explain --at first-eviction``)."""
+        self.done = False
+        self.last_pass: Pass | None = None
+        """The last pass the reference manager ran (``explain --at`` reads it)."""
         self._frame: pl.DataFrame | None = None
-        self.first_eviction: datetime | None = None
         self.late: dict[int, list[str]] = {}
-        self.allocatable: dict[str, int] = _allocatable(run)
+        self.allocatable: dict[str, int] = allocatable(run)
         self._totals: dict[int, PodTotals] = {}
         self._over_key: Any = None
         self._evictable_key: Any = None
@@ -139,15 +106,21 @@ class NodeReplay:
     # -- per chunk ------------------------------------------------------------------------------
     def prepare(self, chunk: Chunk) -> set[int]:
         """Compute the chunk's columns; the ticks whose whole summary may be needed."""
-        if self.no_thresholds or self.fallback:
+        if self.no_thresholds or self.fallback or self.done:
             return set()
         assert self.fast is not None
         obs = observations(chunk.node_rows, chunk.pods_rows, chunk.tick_times)
+        if self.until_tick is not None:
+            obs = obs.filter(pl.col("tick") <= self.until_tick)
         self._frame = self.fast.columns(obs)
-        return self.fast.met_ticks(self._frame) | (self.storage & set(chunk.infos))
+        return self.fast.met_ticks(self._frame) | (self._forced() & set(chunk.infos))
+
+    def _forced(self) -> frozenset[int]:
+        """The ticks where the reference manager runs whatever the thresholds: storage checks, the moment."""
+        return self.storage if self.until_tick is None else self.storage | {self.until_tick}
 
     def run_chunk(self, chunk: Chunk, summaries: Mapping[int, SummaryAt]) -> None:
-        if self.fallback:
+        if self.fallback or self.done:
             return
         if self.no_thresholds:
             obs = observations(chunk.node_rows, chunk.pods_rows, chunk.tick_times).select("tick", "when")
@@ -169,43 +142,33 @@ class NodeReplay:
             return result
 
         evicted_before = len(self._evicted)
-        cp = fast.run(frame, self.storage, delegate, self._evictable)
+        stop = (lambda: bool(self.acc.evictions)) if self.stop_at_eviction else None
+        cp = fast.run(frame, self._forced(), delegate, self._evictable, stop=stop)
+        if len(cp.ticks) < frame.height or (self.until_tick is not None and self.until_tick in chunk.infos):
+            self.done = True
+            frame = frame.head(len(cp.ticks))
         self._account(cp, candidates, evicted_after, evicted_before)
-        self.signal_frames.append(self._signals(frame, cp.met, cp.actionable))
+        self.acc.signal_frames.append(self._signals(frame, cp.met, cp.actionable))
 
     def _account(self, cp: ChunkPasses, candidates: dict[int, list[Pod]], evicted_after: dict[int, int],
                  evicted_before: int) -> None:
-        """ResultBuilder.add's counting, conditions and overcommit rows for a chunk's passes."""
+        """The chunk's passes into the node's accumulator: counts, condition changes and overcommit rows."""
         n = len(cp.ticks)
         if not n:
             return
         for index, result in cp.delegated.items():
             if result.evictions:
                 cp.reasons[index] = "evicted"
-        self.reasons.update(cp.reasons)
-        self.passes += n
-        self.first = self.first or to_datetime(cp.now[0])
-        self.last = to_datetime(cp.now[-1])
+        acc = self.acc
+        acc.counted(cp.reasons, to_datetime(cp.now[0]), to_datetime(cp.now[-1]))
         previous: tuple[str, ...] | None = None
         for index, conditions in enumerate(cp.conditions):
-            if conditions == previous or (not conditions and not self.open):
+            if conditions == previous or (not conditions and not acc.open):
                 previous = conditions
                 continue
             previous = conditions
-            tick, when = cp.ticks[index], to_datetime(cp.now[index])
-            on = set(conditions)
-            for condition in sorted(set(self.open) - on):
-                start, start_tick = self.open.pop(condition)
-                self._close(condition, start, start_tick, when, tick)
-            for condition in conditions:
-                self.open.setdefault(condition, (when, tick))
-        self.over_frames.append(self._overcommit(cp, candidates, evicted_after, evicted_before))
-
-    def _close(self, condition: str, start: datetime, start_tick: int, end: datetime | None,
-               end_tick: int | None) -> None:
-        for name, value in (("node", self.node), ("condition", condition), ("from", start), ("to", end),
-                            ("from_tick", start_tick), ("to_tick", end_tick)):
-            self.cond_rows[name].append(value)
+            acc.conditions(cp.ticks[index], to_datetime(cp.now[index]), conditions)
+        acc.over_frames.append(self._overcommit(cp, candidates, evicted_after, evicted_before))
 
     def _evictable(self, tick: int, when: datetime) -> tuple[bool, bool]:
         """(some candidate is not critical, there are candidates), recomputed only when the pods in force,
@@ -247,24 +210,21 @@ class NodeReplay:
         source = f"recording {self.node} tick {tick}"
         pods, _late = self._pods_at(tick, when)
         candidates = [p for p in active_pods(pods, self.node) if p.uid not in run.evicted_uids]
-        if tick not in self.storage and all(podutil.is_critical_pod(p) for p in candidates):
+        if tick not in self._forced() and all(podutil.is_critical_pod(p) for p in candidates):
             summary = parse_summary(recorded.node_part(), source=source)
         else:
             summary = parse_summary(recorded.whole(), source=source)
             candidates = [p for p in active_pods(run.pods_at(when, summary), self.node)
                           if p.uid not in run.evicted_uids]
         result = manager.synchronize(summary, candidates, when)
-        if result.error:
-            self.errors.append(result.error)
-        if result.evictions:
-            self.first_eviction = self.first_eviction or when
+        self.acc.error(result.error)
         p = Pass(self.node, tick, chunk.infos[tick].time, when, result, tuple(candidates))
+        self.last_pass = p
         for eviction in result.evictions:
             if eviction.pod.uid not in run.evicted_uids:
                 self._evicted.append(eviction.pod.uid)
             run.evicted_uids.add(eviction.pod.uid)
-            record = ResultBuilder._eviction(cast(Any, self._eviction_shim), p, run, eviction)
-            self.evictions.append(record)
+            self.acc.evicted(p, run, eviction)
         return result, candidates
 
     def _pod_totals(self, pod: Pod) -> PodTotals:
@@ -364,32 +324,8 @@ class NodeReplay:
 
     # -- the end ------------------------------------------------------------------------------
     def finish(self) -> NodePartial:
-        run = self.run
-        signals = pl.concat(self.signal_frames) if self.signal_frames else pl.DataFrame(schema=SIGNALS_SCHEMA)
-        overcommit = pl.concat(self.over_frames) if self.over_frames else pl.DataFrame(schema=OVERCOMMIT_SCHEMA)
-        return NodePartial(
-            self.node, run.settings, run.topology, run.topology_source,
-            None if run.manager is None else list(run.manager.thresholds), run.gaps, 0, self.passes,
-            dict(self.reasons), self.errors, self.first, self.last, self.open, self.first_eviction, self.evictions,
-            signals, pl.DataFrame(self.cond_rows, schema=CONDITIONS_SCHEMA), overcommit)
-
-
-def reference_partial(rec: Recording, request: SettingsRequest, node: str,
-                      pods: dict[str, list[PodVersion]]) -> NodePartial:
-    """The per-tick reference path for one node, taken from a ResultBuilder before it finishes."""
-    replay = Replay(rec, request, [node], pods_by_node=pods)
-    builder = ResultBuilder(replay)
-    for p in replay.passes():
-        builder.add(p)
-    run = replay.runs[0]
-    state = builder._nodes[node]
-    return NodePartial(
-        node, run.settings, run.topology, run.topology_source,
-        None if run.manager is None else list(run.manager.thresholds), run.gaps, run.counterfactual_removed,
-        state.passes, dict(state.reasons), state.errors, state.first, state.last, state.open, state.first_eviction,
-        builder._evictions, pl.DataFrame(builder._signals, schema=SIGNALS_SCHEMA),
-        pl.DataFrame(builder._conditions, schema=CONDITIONS_SCHEMA),
-        pl.DataFrame(builder._overcommit, schema=OVERCOMMIT_SCHEMA))
+        manager = self.run.manager
+        return self.acc.partial(self.run, None if manager is None else manager.thresholds)
 
 
 GROUP_NODES = 16
@@ -417,7 +353,9 @@ def replay_nodes(
         _run_group(rec, {name: rs for name, rs in fast.items() if rs}, pods, chunk_ticks)
         for name in group:
             for i, r in enumerate(replays[name]):
-                out[i].append(reference_partial(rec, requests[i], name, pods) if r.fallback else r.finish())
+                # the fallback starts from a fresh run: the fast start may have set up (and first-passed) a manager
+                out[i].append(reference_partial(NodeRun(rec, name, requests[i], pods.get(name, [])))
+                              if r.fallback else r.finish())
             if on_node is not None:
                 on_node(sum(r.ok_ticks for r in runs[name]) // max(1, len(runs[name])))
     return out
@@ -451,6 +389,8 @@ def _run_group(rec: Recording, replays: dict[str, list[NodeReplay]], pods: dict[
         for r in rs:
             r.start(first[name], node.pass_ticks[0], storage_of(name), late)
     for lo, hi in cols.ranges(chunk_ticks):
+        if all(r.done for rs in replays.values() for r in rs):
+            break
         for name, rs in replays.items():
             node = cols.columns[name]
             chunk = node.chunk(lo, hi)
@@ -464,29 +404,46 @@ def _run_group(rec: Recording, replays: dict[str, list[NodeReplay]], pods: dict[
                 r.run_chunk(chunk, summaries)
 
 
-def replay_fast_many(
-    rec: Recording,
-    requests: Sequence[SettingsRequest],
-    nodes: Sequence[str] | None = None,
-    *,
-    notes: Sequence[str] = (),
-    chunk_ticks: int = CHUNK_TICKS,
-) -> list[ReplayResult]:
-    """Several what-if settings over one recording, reading each node's columns once."""
-    from replay.fast.merge import assemble
-
-    names = select_nodes(rec, nodes)
-    partials = replay_nodes(rec, requests, names, chunk_ticks=chunk_ticks)
-    return [assemble(rec, request, parts, notes) for request, parts in zip(requests, partials, strict=True)]
+def pass_times(rec: Recording, run: NodeRun) -> list[tuple[int, int]]:
+    """(tick, manager clock in µs) of every pass of the node, in tick order: one projected column, no summary."""
+    ok = {t.index: t.time for t in run.ticks if t.ok}
+    stats = rec._collect(NODE_STATS.name, rec.scan(NODE_STATS.name).filter(pl.col("node") == run.node).select(
+        "tick", pl.coalesce("memory_time", "fs_time", "rlimit_time").dt.epoch("us").alias("sampled"))
+        .unique(subset=["tick"], keep="first", maintain_order=True))
+    sampled = dict(zip(stats["tick"].to_list(), stats["sampled"].to_list(), strict=True))
+    return [(t, sampled[t] if sampled[t] is not None else to_micros(ok[t])) for t in sorted(sampled) if t in ok]
 
 
-def replay_fast(
-    rec: Recording,
-    request: SettingsRequest,
-    nodes: Sequence[str] | None = None,
-    *,
-    notes: Sequence[str] = (),
-    chunk_ticks: int = CHUNK_TICKS,
-) -> ReplayResult:
-    """``collect(Replay(rec, request, nodes), ...passes())``, computed on the fast path."""
-    return replay_fast_many(rec, [request], nodes, notes=notes, chunk_ticks=chunk_ticks)[0]
+def replay_node_until(rec: Recording, request: SettingsRequest, name: str, pods: dict[str, list[PodVersion]], *,
+                      until_tick: int | None = None, until_us: int | None = None, first_eviction: bool = False,
+                      chunk_ticks: int = CHUNK_TICKS) -> tuple[NodeRun, Pass | None]:
+    """One node replayed up to a moment on the fast path: the last pass at or before ``until_tick`` and
+    ``until_us`` (stopping at the first pass sampled after it), or the first pass that evicts. The reference
+    manager runs at that one pass, loaded with the state the earlier passes built, so the pass and the
+    manager's memory are the replay's own. None: no such pass. Falls back to the reference per tick where
+    the fast path does (counterfactual, Windows, …)."""
+    run = NodeRun(rec, name, request, pods.get(name, []))
+    r = NodeReplay(run)
+    target: int | None = None
+    if not first_eviction:
+        for tick, when in pass_times(rec, run):
+            if (until_tick is not None and tick > until_tick) or (until_us is not None and when > until_us):
+                break
+            target = tick
+        if target is None:
+            return run, None
+        r.until_tick = target
+    r.stop_at_eviction = first_eviction
+    if not r.fallback:
+        _run_group(rec, {name: [r]}, pods, chunk_ticks)
+    if r.fallback or r.no_thresholds:
+        run = NodeRun(rec, name, request, pods.get(name, []))
+        found = None
+        for p in run.passes(until_tick=target):
+            found = p
+            if first_eviction and p.result.evictions:
+                break
+        return run, (found if not first_eviction or (found and found.result.evictions) else None)
+    if first_eviction and not r.acc.evictions:
+        return run, None
+    return run, r.last_pass

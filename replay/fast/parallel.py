@@ -1,15 +1,14 @@
 """Nodes are independent: shard them across local processes or a Ray cluster, merge in node order.
 
-Each worker opens the recording itself and returns its nodes' :class:`~replay.fast.driver.NodePartial`
-values; the parent assembles them with :func:`replay.fast.merge.assemble`, so the result (eviction ids
-included) is the one a single process computes.
+Each worker opens the recording itself and returns its nodes' :class:`~replay.collect.NodePartial`
+values; the engine hands them to :class:`~replay.collect.ResultBuilder` in node order, so the result
+(eviction ids included) is the one a single process computes.
 """
 
 from __future__ import annotations
 
 import copyreg
 import multiprocessing
-import os
 import types
 import uuid
 from collections.abc import Callable, Sequence
@@ -19,9 +18,8 @@ from typing import Any
 
 from recordings.pod_timeline import PodVersion, index_pods_by_node
 from recordings.reader import Recording, open_recording
-from replay.engine import select_nodes
-from replay.fast.driver import NodePartial, replay_nodes
-from replay.results import ReplayResult
+from replay.collect import NodePartial
+from replay.fast.driver import replay_nodes
 from replay.settings import SettingsRequest
 
 
@@ -76,48 +74,36 @@ def _merge(names: Sequence[str], shards: list[list[str]], outs: list[list[list[N
     return [[by_node[r][n] for n in names] for r in range(n_requests)]
 
 
-def replay_parallel(rec: Recording, requests: Sequence[SettingsRequest], nodes: Sequence[str] | None = None, *,
-                    jobs: int | None = None, notes: Sequence[str] = (),
-                    on_node: Callable[[int], None] | None = None) -> list[ReplayResult]:
-    """``replay_fast_many`` over ``jobs`` local processes (default: all cores; 1 runs in this process)."""
-    from replay.fast.merge import assemble
-
-    names = select_nodes(rec, nodes)
-    jobs = jobs or os.cpu_count() or 1
+def partials_parallel(rec: Recording, requests: Sequence[SettingsRequest], names: Sequence[str], *,
+                      jobs: int, on_passes: Callable[[int], None] | None = None) -> list[list[NodePartial]]:
+    """Partials per request and node (in ``names`` order) over ``jobs`` local processes (1: this process)."""
     if jobs <= 1 or len(names) <= 1:
-        partials = replay_nodes(rec, requests, names, on_node=on_node)
-    else:
-        shards = _tasks(names, jobs)
-        context = multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
-                                              else "spawn")
-        with ProcessPoolExecutor(max_workers=min(jobs, len(shards)), mp_context=context) as pool:
-            session = uuid.uuid4().hex
-            futures = [pool.submit(replay_shard, str(rec.root), rec.skip_bad, list(requests), s, session)
-                       for s in shards]
-            outs = []
-            for future in futures:
-                outs.append(future.result())
-                if on_node is not None:
-                    on_node(sum(p.passes for p in outs[-1][0]) if outs[-1] else 0)
-        partials = _merge(names, shards, outs, len(requests))
-    return [assemble(rec, request, parts, notes) for request, parts in zip(requests, partials, strict=True)]
+        return replay_nodes(rec, requests, names, on_node=on_passes)
+    shards = _tasks(names, jobs)
+    context = multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
+                                          else "spawn")
+    with ProcessPoolExecutor(max_workers=min(jobs, len(shards)), mp_context=context) as pool:
+        session = uuid.uuid4().hex
+        futures = [pool.submit(replay_shard, str(rec.root), rec.skip_bad, list(requests), s, session)
+                   for s in shards]
+        outs = []
+        for future in futures:
+            outs.append(future.result())
+            if on_passes is not None:
+                on_passes(sum(p.passes for p in outs[-1][0]) if outs[-1] else 0)
+    return _merge(names, shards, outs, len(requests))
 
 
-def replay_ray(rec: Recording, requests: Sequence[SettingsRequest], nodes: Sequence[str] | None = None, *,
-               address: str | None = None, notes: Sequence[str] = (), tasks: int | None = None) -> list[ReplayResult]:
+def partials_ray(rec: Recording, requests: Sequence[SettingsRequest], names: Sequence[str], *,
+                 address: str | None = None, tasks: int | None = None) -> list[list[NodePartial]]:
     """The same per-node tasks on a Ray cluster (``address``; None: an already initialised or local one).
 
     Every Ray worker must see the recording at the same path (a shared filesystem)."""
     import ray
 
-    from replay.fast.merge import assemble
-
-    names = select_nodes(rec, nodes)
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
     remote = ray.remote(replay_shard)
     shards = _shards(names, tasks or len(names))
     refs = [remote.remote(str(rec.root.resolve()), rec.skip_bad, list(requests), s) for s in shards]
-    outs = ray.get(refs)
-    partials = _merge(names, shards, outs, len(requests))
-    return [assemble(rec, request, parts, notes) for request, parts in zip(requests, partials, strict=True)]
+    return _merge(names, shards, ray.get(refs), len(requests))

@@ -101,10 +101,11 @@ class FastManager:
         return "unable to evict any pods from the node"
 
     def run(self, frame: pl.DataFrame, storage: AbstractSet[int], delegate: Delegate,
-            evictable: Evictable | None = None) -> ChunkPasses:
-        """Every pass of ``frame`` (from :meth:`columns`) in order; ``storage`` the ticks whose local-storage
-        limits the reference must check. At an actionable pass where ``evictable`` says no pod can be
-        evicted, the reason comes from :meth:`nothing_to_evict` and the reference is not run."""
+            evictable: Evictable | None = None, *, stop: Callable[[], bool] | None = None) -> ChunkPasses:
+        """Every pass of ``frame`` (from :meth:`columns`) in order; ``storage`` the ticks where the reference
+        must run (local-storage checks, a moment asked for). At an actionable pass where ``evictable`` says
+        no pod can be evicted, the reason comes from :meth:`nothing_to_evict` and the reference is not run.
+        ``stop``, asked after each pass the reference ran, ends the run there (fewer passes than rows)."""
         machine = self.machine
         ticks: list[int] = frame["tick"].to_list()
         nows: list[int] = frame["when"].to_list()
@@ -167,10 +168,14 @@ class FastManager:
                 act.append(act_mask)
                 reasons.append(result.reason)
                 conditions.append(tuple(result.node_conditions))
+                if stop is not None and stop():
+                    break
             else:
                 met.append(step.met_mask)
                 act.append(step.actionable_mask)
                 reasons.append(step.reason)
                 conditions.append(tuple(step.conditions))
             i += 1
+        if len(met) < n:  # stopped early
+            out.ticks, out.now = ticks[:len(met)], nows[:len(met)]
         return out

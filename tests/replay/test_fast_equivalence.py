@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from recordings.format import Manifest
 from recordings.reader import open_recording
 from recordings.writer import RecordingWriter
+from replay import engine
 from replay.collect import collect
-from replay.engine import Replay
-from replay.fast import replay_fast, replay_fast_many
 from replay.kubelet.config import FlagOverrides
+from replay.reference import Replay
 from replay.settings import SettingsRequest
 
 GI = 1 << 30
@@ -175,7 +175,7 @@ def test_fast_path_equals_the_reference_field_for_field(tmp_path_factory: Any, d
     path = write(tmp_path_factory.mktemp("rec") / "rec", data)
     saved, columns.SUMMARY_WINDOW = columns.SUMMARY_WINDOW, window  # summaries read `window` ticks at a time
     try:
-        fast = replay_fast(open_recording(path), request, chunk_ticks=chunk)
+        (fast,) = engine.replay(open_recording(path), [request], chunk_ticks=chunk)
     finally:
         columns.SUMMARY_WINDOW = saved
     assert_same(reference(path, request), fast)
@@ -193,7 +193,7 @@ def test_several_what_ifs_read_once_give_each_reference_result(tmp_path: Path) -
     path = write(tmp_path / "rec", spec)
     requests = [SettingsRequest(kubelet_version="1.32", overrides=FlagOverrides(eviction_hard=(h,)), label=h)
                 for h in ("memory.available<1Gi", "memory.available<3Gi", "memory.available<100Mi")]
-    results = replay_fast_many(open_recording(path), requests)
+    results = engine.replay(open_recording(path), requests)
     for request, result in zip(requests, results, strict=True):
         assert_same(reference(path, request), result)
     assert results[1].evictions[0].tick < results[0].evictions[0].tick

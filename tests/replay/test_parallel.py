@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from recordings.reader import open_recording
-from replay.fast import replay_fast
-from replay.fast.parallel import replay_parallel, replay_ray
+from replay import engine
 from replay.kubelet.config import FlagOverrides
 from replay.settings import SettingsRequest
 
@@ -52,8 +51,8 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_jobs_2_gives_the_one_process_result(recording: Path) -> None:
-    one = replay_fast(open_recording(recording), REQUEST)
-    (two,) = replay_parallel(open_recording(recording), [REQUEST], jobs=2)
+    (one,) = engine.replay(open_recording(recording), [REQUEST])
+    (two,) = engine.replay(open_recording(recording), [REQUEST], jobs=2)
     assert len(one.evictions) > 4
     assert_same(one, two)
     assert_same(reference(recording, REQUEST), two)
@@ -63,7 +62,7 @@ def test_ray_gives_the_one_process_result(recording: Path) -> None:
     ray = pytest.importorskip("ray", reason="ray is not installed for this Python (pip install 'evictlens[ray]')")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        (got,) = replay_ray(open_recording(recording), [REQUEST], tasks=2)
+        (got,) = engine.replay(open_recording(recording), [REQUEST], ray="")
     finally:
         ray.shutdown()
-    assert_same(replay_fast(open_recording(recording), REQUEST), got)
+    assert_same(engine.replay(open_recording(recording), [REQUEST])[0], got)

@@ -13,6 +13,7 @@ from recbuild import sidecar_recording
 
 import replay.whatif as whatif
 from recordings.reader import open_recording
+from replay import engine
 from replay.cli import main
 from replay.compare import COMPARE_SCHEMA, compare
 from replay.results_io import load
@@ -104,19 +105,19 @@ def test_mismatched_grace_periods_and_nothing_to_compare_are_one_line(
 
 
 def test_the_recording_is_read_once_for_every_variant(rec: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from replay.fast import driver
+
     calls: list[object] = []
-    real = whatif.index_pods_by_node
+    real = driver.index_pods_by_node
 
     def counting(frame: pl.DataFrame) -> object:
         calls.append(frame)
         return real(frame)
 
-    monkeypatch.setattr(whatif, "index_pods_by_node", counting)
-    recording = open_recording(rec)
-    runs = whatif.replays(recording, whatif.variants_from_args(_args("--kubelet-version", "1.30,1.32")))
-    assert len(runs) == 3 and len(calls) == 1
-    assert all(r.rec is recording for r in runs)
-    assert runs[1].runs[0].pod_versions is runs[2].runs[0].pod_versions
+    monkeypatch.setattr(driver, "index_pods_by_node", counting)
+    variants = whatif.variants_from_args(_args("--kubelet-version", "1.30,1.32"))
+    results = engine.replay(open_recording(rec), [v.request for v in variants])
+    assert len(results) == 3 and len(calls) == 1
 
 
 def test_output_holds_every_variant_and_the_comparison(rec: Path, tmp_path: Path) -> None:
@@ -144,7 +145,7 @@ def test_output_holds_every_variant_and_the_comparison(rec: Path, tmp_path: Path
 def test_compare_lists_only_pods_whose_fate_differs(rec: Path) -> None:
     recording = open_recording(rec)
     variants = whatif.variants_from_args(_args("--eviction-hard", "memory.available<1.5Gi"))
-    results = whatif.run_variants(whatif.replays(recording, variants))
+    results = engine.replay(recording, [v.request for v in variants])
     same = compare(results)  # the recorded /configz already says 1.5Gi: nothing differs
     assert same.pods == () and [v.evictions for v in same.variants] == [2, 2]
     assert same.frame["differs"].to_list() == [False] * 4
