@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import re
 import shutil
@@ -24,13 +25,14 @@ from typing import Any
 
 import orjson
 
-from .errors import RecordingError
+from .errors import InputError, RecordingError
 
 FORMAT_NAME = "evictlens-recording"
 SCHEMA_VERSION = 2
 # Every schema version this evictlens reads (FORMAT.md §9): v1 parts have no checksums.json.
 READABLE_VERSIONS = (1, 2)
 MANIFEST = "manifest.json"
+LOCK = "writer.lock"
 CHECKSUMS = "checksums.json"
 JOURNAL_DIR = "journal"
 PARTS_DIR = "parts"
@@ -81,9 +83,32 @@ class Manifest:
         return cls(**{k: v for k, v in obj.items() if k in known})
 
 
-def make_private_dir(path: Path) -> None:
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-    os.chmod(path, DIR_MODE)
+def make_private_dir(path: Path) -> list[Path]:
+    """Create ``path`` and any missing parents 0700 whatever the umask; returns those created
+    (outermost first), so a caller that fails later can remove exactly what it made."""
+    missing: list[Path] = []
+    probe = path
+    while not probe.exists() and not probe.is_symlink():
+        missing.append(probe)
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    missing.reverse()
+    created: list[Path] = []
+    for d in missing:
+        try:
+            d.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            if not d.is_dir():
+                raise
+            continue
+        created.append(d)
+        os.chmod(d, DIR_MODE)  # mkdir's mode is filtered by the umask
+    if not missing:
+        if not path.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, "Not a directory", str(path))
+        os.chmod(path, DIR_MODE)
+    return created
 
 
 def fsync_dir(path: Path) -> None:
@@ -243,6 +268,86 @@ def verify_part(part: Path, *, required: bool, source: str) -> None:
             raise RecordingError(
                 f"corrupted: CRC-32 {got_crc:08x}, {CHECKSUMS} says {crc:08x}", source=f"{source}/{name}"
             )
+
+
+class RecordingBusyError(InputError):
+    """Another writer holds the recording's lock.
+
+    Deliberately not a :class:`RecordingError`: the clean-up that follows a failed record,
+    import or scenario (removing what the command created) must not run on a directory that
+    another process is writing.
+    """
+
+
+class WriterLock:
+    """An exclusive ``flock`` on ``DIR/writer.lock`` for a writer's whole lifetime.
+
+    ``flock`` (not ``fcntl``/``lockf`` record locks) because it belongs to the open file, so
+    the kernel drops it when the process dies however it dies, and closing another descriptor
+    of the file does not release it. The holder writes its pid into the file for the error a
+    second writer shows, and unlinks the file before unlocking it when it is done.
+    """
+
+    def __init__(self, fd: int, path: Path) -> None:
+        self._fd, self.path = fd, path
+
+    @classmethod
+    def acquire(cls, root: Path) -> WriterLock:
+        """Lock ``root`` (which must exist) or raise :class:`RecordingBusyError` naming the holder."""
+        path = root / LOCK
+        while True:
+            fd = open_private(path, os.O_RDWR | os.O_CREAT)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _lock_holder(fd)
+                os.close(fd)
+                who = f"pid {holder}" if holder else "a process that has not yet written its pid"
+                raise RecordingBusyError(
+                    f"another evictlens is writing this recording ({who}); wait for it to finish or stop it",
+                    source=str(root),
+                ) from None
+            except BaseException:
+                os.close(fd)
+                raise
+            try:
+                now = os.stat(path)
+            except FileNotFoundError:
+                now = None
+            mine = os.fstat(fd)
+            if now is None or (now.st_dev, now.st_ino) != (mine.st_dev, mine.st_ino):
+                os.close(fd)  # locked a file its finishing holder had just unlinked: take the new one
+                continue
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            except BaseException:
+                os.close(fd)
+                raise
+            return cls(fd, path)
+
+    def release(self) -> None:
+        """Unlink the lock file, then unlock (closing it): a waiter never locks a stale file."""
+        if self._fd < 0:
+            return
+        with contextlib.suppress(OSError):
+            if os.path.samestat(os.stat(self.path), os.fstat(self._fd)):
+                self.path.unlink()
+        os.close(self._fd)
+        self._fd = -1
+
+    def __del__(self) -> None:  # a writer dropped without closing (tests simulating a crash)
+        if getattr(self, "_fd", -1) >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+def _lock_holder(fd: int) -> int | None:
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
 
 
 def remove_tree(path: Path) -> None:

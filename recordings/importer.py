@@ -18,7 +18,7 @@ from typing import Any
 
 from .documents import load_document
 from .errors import RecordingError
-from .format import MANIFEST, Manifest, remove_tree, write_atomic
+from .format import MANIFEST, Manifest, RecordingBusyError, remove_tree, write_atomic
 from .summary_codec import parse_time, project
 from .writer import RecordingWriter, now_micros
 
@@ -176,6 +176,8 @@ def _leave_as_found(out: Path) -> Iterator[None]:
     old_manifest = manifest.read_bytes() if manifest.is_file() else None
     try:
         yield
+    except RecordingBusyError:
+        raise  # another writer holds the recording: nothing here is ours to undo
     except BaseException:
         if not existed:
             remove_tree(out)

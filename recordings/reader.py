@@ -13,8 +13,7 @@ out instead, listing them in :attr:`Recording.skipped`.
 
 from __future__ import annotations
 
-import struct
-import zlib
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -26,7 +25,7 @@ import polars as pl
 
 from . import format as fmt
 from .errors import RecordingError
-from .journal import MAGIC
+from .journal import next_intact, read_frame_at
 from .schema import ALL_SCHEMAS, CONTAINER_STATS, NODE_STATS, POD_STATS, SERIES, VOLUME_STATS, validate_schema
 from .summary_codec import EPOCH, decode, parse_time
 from .writer import frame_from_columns
@@ -50,9 +49,6 @@ def to_micros(at: TimeLike) -> int:
     return at
 
 
-_FRAME_HEADER = struct.Struct("<4sII")  # journal.py's frame header: magic, length, crc32(payload)
-
-
 @dataclass
 class SegmentRead:
     """What :func:`read_segment` found in one journal segment."""
@@ -65,36 +61,6 @@ class SegmentRead:
     skipped: list[str]
 
 
-def _frame_at(data: bytes, pos: int) -> tuple[int, dict[str, Any] | None, str]:
-    """(end, payload, problem) of the frame at ``pos``; payload None when it is not intact."""
-    if pos + _FRAME_HEADER.size > len(data):
-        return len(data), None, "short frame header"
-    magic, length, crc = _FRAME_HEADER.unpack_from(data, pos)
-    start = pos + _FRAME_HEADER.size
-    if magic != MAGIC:
-        return start, None, "bad frame magic"
-    body = data[start : start + length]
-    if len(body) != length:
-        return len(data), None, f"frame of {length} bytes cut short at {len(body)}"
-    if zlib.crc32(body) != crc:
-        return start + length, None, "frame checksum mismatch"
-    try:
-        payload = orjson.loads(zlib.decompress(body))
-    except (zlib.error, orjson.JSONDecodeError):
-        return start + length, None, "frame does not decompress"
-    if not isinstance(payload, dict):
-        return start + length, None, "frame is not a JSON object"
-    return start + length, payload, ""
-
-
-def _next_intact(data: bytes, pos: int) -> int | None:
-    while (found := data.find(MAGIC, pos)) >= 0:
-        if _frame_at(data, found)[1] is not None:
-            return found
-        pos = found + 1
-    return None
-
-
 def read_segment(path: Path, *, last: bool, skip_bad: bool) -> SegmentRead:
     """Read every intact frame of one journal segment, telling crash residue from damage.
 
@@ -105,26 +71,39 @@ def read_segment(path: Path, *, last: bool, skip_bad: bool) -> SegmentRead:
     offset, or, with ``skip_bad``, left out and listed in ``skipped``.
     """
     try:
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY)
     except OSError as exc:
         raise RecordingError(f"cannot read journal segment ({exc.strerror})", source=str(path)) from None
+    try:
+        return _read_segment(fd, path, last=last, skip_bad=skip_bad)
+    except OSError as exc:
+        raise RecordingError(f"cannot read journal segment ({exc.strerror})", source=str(path)) from None
+    finally:
+        os.close(fd)
+
+
+def _read_segment(fd: int, path: Path, *, last: bool, skip_bad: bool) -> SegmentRead:
+    """read_segment on an open segment: one frame in memory at a time (journal.MAX_FRAME), and
+    a damaged stretch is scanned block by block with sparse holes skipped, so a segment of any
+    size (a 2 GB hole after a crash) costs no more memory than its intact frames."""
+    size = os.fstat(fd).st_size
     out = SegmentRead([], 0, 0, [])
     pos = 0
-    while pos < len(data):
-        end, payload, problem = _frame_at(data, pos)
+    while pos < size:
+        end, payload, problem = read_frame_at(fd, pos, size)
         if payload is not None:
             out.payloads.append(payload)
             pos = out.valid_end = end
             continue
-        resume = _next_intact(data, pos + 1)
+        resume = next_intact(fd, pos + 1, size)
         if resume is None and last:
-            out.torn = len(data) - pos
+            out.torn = size - pos
             break
         what = f"damaged journal frame at byte {pos} ({problem})"
         what += "; intact frames follow it" if resume is not None else " at the end of a closed segment"
         if not skip_bad:
             raise RecordingError(f"{what}; pass --skip-bad to read around it", source=str(path))
-        lost = (resume if resume is not None else len(data)) - pos
+        lost = (resume if resume is not None else size) - pos
         out.skipped.append(f"{path}: {what}: {lost} bytes skipped")
         if resume is None:
             break

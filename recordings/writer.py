@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -22,7 +24,7 @@ import polars as pl
 
 from . import format as fmt
 from .errors import RecordingError
-from .journal import JournalWriter
+from .journal import JournalWriteError, JournalWriter
 from .redact import REDACTORS
 from .schema import ALL_SCHEMAS, SERIES, SORT_KEYS, TIME, validate_schema
 from .summary_codec import Columns, empty_columns, encode, parse_time
@@ -31,7 +33,15 @@ from .summary_codec import Columns, empty_columns, encode, parse_time
 # environment override exists so the crash tests can kill the recorder mid-fold.
 FOLD_EVERY_TICKS = int(os.environ.get("EVICTLENS_FOLD_EVERY_TICKS", "60"))
 FOLD_ROWS = 400_000
-COMPACT_LIMIT_BYTES = 512 << 20
+# Final compaction sorts one batch of rows at a time, each at most this many bytes once decoded
+# (estimated from row counts and string lengths, FORMAT.md §3 "Compaction"); the environment
+# override exists so a test can finalize a recording many times larger than a batch quickly.
+COMPACT_BATCH_BYTES = int(os.environ.get("EVICTLENS_COMPACT_BATCH_BYTES", str(64 << 20)))
+# Compaction is skipped unless the disk has room for a second copy of the parts plus this,
+# and for parts larger than COMPACT_LIMIT_BYTES (no limit: memory no longer grows with them;
+# a generator sets -1 to keep its time-ordered parts).
+COMPACT_DISK_SLACK = 64 << 20
+COMPACT_LIMIT_BYTES = sys.maxsize
 
 
 _U64_COLUMNS = {t.name: [c for c, _k, kind, _g in t.columns() if kind == "u64"] for t in SERIES}
@@ -119,26 +129,62 @@ class RecordingWriter:
         self.ticks_written = 0
         self.last_tick: int | None = None  # the last tick made durable (journal or part)
         self.fold_every, self.fold_rows = FOLD_EVERY_TICKS, FOLD_ROWS
+        self.compact_batch_bytes = COMPACT_BATCH_BYTES
         if root.exists() and not root.is_dir():
             raise RecordingError("exists and is not a directory; choose a new directory", source=str(root))
-        existing = (root / fmt.MANIFEST).exists()
-        if existing and not append:
-            raise RecordingError("already holds a recording; pass --append to add to it", source=str(root))
-        if root.exists() and not existing and any(root.iterdir()):
-            raise RecordingError("directory is not empty and holds no recording", source=str(root))
-        fmt.make_private_dir(root)
-        fmt.make_private_dir(root / fmt.JOURNAL_DIR)
-        fmt.make_private_dir(root / fmt.PARTS_DIR)
-        if existing:
-            self._recover()
-        else:
-            self.manifest.start_time = self.manifest.start_time or _iso(now_micros())
-            self.write_manifest()
-        segments = fmt.list_segments(root)
-        self._segment = (max(s for s, _ in segments) + 1) if segments else self._next_after_parts()
-        self._journal = JournalWriter(root / fmt.JOURNAL_DIR / fmt.segment_name(self._segment))
+        self._lock: fmt.WriterLock | None = None
+        created: list[Path] = []
+        try:
+            created += fmt.make_private_dir(root)
+            self._lock = fmt.WriterLock.acquire(root)  # before looking: another writer may be creating it
+            existing = (root / fmt.MANIFEST).exists()
+            if existing and not append:
+                raise RecordingError("already holds a recording; pass --append to add to it", source=str(root))
+            if not existing and any(p.name != fmt.LOCK for p in root.iterdir()):
+                raise RecordingError("directory is not empty and holds no recording", source=str(root))
+            for sub in (fmt.JOURNAL_DIR, fmt.PARTS_DIR):
+                created += fmt.make_private_dir(root / sub)
+            if existing:
+                self._recover()
+            else:
+                self.manifest.start_time = self.manifest.start_time or _iso(now_micros())
+                created.append(root / fmt.MANIFEST)
+                self.write_manifest()
+            segments = fmt.list_segments(root)
+            self._segment = (max(s for s, _ in segments) + 1) if segments else self._next_after_parts()
+            segment = root / fmt.JOURNAL_DIR / fmt.segment_name(self._segment)
+            created.append(segment)
+            self._journal = JournalWriter(segment)
+        except fmt.RecordingBusyError:
+            raise  # nothing here is ours to undo: the holder may be using all of it
+        except BaseException as exc:
+            self._undo_creation(created)
+            if isinstance(exc, OSError):
+                problem = "disk full" if fmt.is_out_of_space(exc) else "cannot write"
+                raise RecordingError(
+                    f"{problem} while creating the recording ({exc.strerror}); removed what this command had "
+                    "created, so the same command can be run again once there is room",
+                    source=str(root),
+                ) from None
+            raise
         if self._first_unfolded is None:
             self._first_unfolded = self._segment
+
+    def _undo_creation(self, created: list[Path]) -> None:
+        """Remove what a failed start created (newest first) and drop the lock: a retry then
+        finds the disk as it was."""
+        for path in reversed(created):
+            if path.name == fmt.MANIFEST:
+                fmt.remove_quietly(path.with_name(fmt.MANIFEST + ".tmp"))
+            if path.is_dir() and not path.is_symlink():
+                if path == self.root:
+                    fmt.remove_quietly(path / fmt.LOCK)
+                fmt.remove_tree(path)
+            else:
+                fmt.remove_quietly(path)
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     # -- recovery -------------------------------------------------------------------------
     def _next_after_parts(self) -> int:
@@ -227,7 +273,7 @@ class RecordingWriter:
             for col, values in cols.items():
                 tables[name][col].extend(values)
         payload = {"tick": tick.index, "time": tick.time, "tables": _nonempty(tables)}
-        written = self._journal.append(payload)
+        written = self._append(payload)
         self.last_tick = tick.index
         self._loose = _empty_tables()
         self._adopt(payload)
@@ -238,12 +284,23 @@ class RecordingWriter:
             self.fold()
         return written
 
+    def _append(self, payload: dict[str, Any]) -> int:
+        """Journal one frame; a failed write says how much the recording holds."""
+        try:
+            return self._journal.append(payload)
+        except JournalWriteError as exc:
+            if self.last_tick is not None:
+                kept = f"the recording is valid up to the previous tick (tick {self.last_tick})"
+            else:
+                kept = "no tick was kept: the recording holds no tick yet"
+            raise RecordingError(f"{exc.problem}; {kept}", source=exc.source) from None
+
     def flush_objects(self) -> None:
         """Write objects observed since the last tick as a frame of their own."""
         tables = _nonempty(self._loose)
         if tables:
             payload = {"tick": None, "time": now_micros(), "tables": tables}
-            self._journal.append(payload)
+            self._append(payload)
             self._loose = _empty_tables()
             self._adopt(payload)
 
@@ -377,22 +434,30 @@ class RecordingWriter:
             self.write_manifest()
 
     def compact(self) -> None:
-        """Merge all parts into one sorted part (better compression); skipped when very large."""
+        """Merge all parts into one sorted part (better compression), streaming: see :func:`merge_table`.
+
+        Skipped when the disk lacks room for a second copy of the parts (the rewrite needs it
+        until the old parts are deleted): the recording is then left as several sorted parts,
+        which every reader reads.
+        """
         parts = fmt.list_parts(self.root)
+        if len(parts) < 2:
+            return
         size = sum(f.stat().st_size for _, _, p in parts for f in p.iterdir())
-        if len(parts) < 2 or size > COMPACT_LIMIT_BYTES:
+        if size > COMPACT_LIMIT_BYTES or shutil.disk_usage(self.root).free < 2 * size + COMPACT_DISK_SLACK:
             return
         first, last = parts[0][0], parts[-1][1]
         final = self.root / fmt.PARTS_DIR / fmt.part_name(first, last)
         for _f, _l, path in parts:  # a damaged part must not come back with a fresh checksum
             fmt.verify_part(path, required=self.manifest.schema_version >= 2, source=str(path))
         names = sorted({f.stem for _, _, p in parts for f in p.glob("*.parquet")})
+        batch = self.compact_batch_bytes
 
-        def merged(name: str) -> pl.DataFrame:
+        def merged(name: str) -> Callable[[Path], None]:
             files = [p / f"{name}.parquet" for _, _, p in parts if (p / f"{name}.parquet").exists()]
-            return pl.concat([pl.read_parquet(f) for f in files]).sort(list(SORT_KEYS[name]), nulls_last=True)
+            return lambda out: merge_table(name, files, out, batch_bytes=batch)
 
-        self._publish(final, {name: merged for name in names}, after="the parts written so far hold every tick")
+        self._publish(final, {name: merged(name) for name in names}, after="the parts written so far hold every tick")
         for _f, _l, path in parts:
             if path != final:
                 fmt.remove_quietly(path)
@@ -400,7 +465,7 @@ class RecordingWriter:
     def _publish(
         self,
         final: Path,
-        tables: Mapping[str, pl.DataFrame | Callable[[str], pl.DataFrame]],
+        tables: Mapping[str, pl.DataFrame | Callable[[Path], None]],
         *,
         after: str,
     ) -> None:
@@ -415,8 +480,10 @@ class RecordingWriter:
             fmt.remove_quietly(tmp)
             fmt.make_private_dir(tmp)
             for name, table in tables.items():
-                df = table(name) if callable(table) else table
-                _write_parquet(df, tmp / f"{name}.parquet")
+                if callable(table):
+                    table(tmp / f"{name}.parquet")
+                else:
+                    _write_parquet(table, tmp / f"{name}.parquet")
             fmt.write_checksums(tmp)
             fmt.fsync_dir(tmp)
             os.replace(tmp, final)
@@ -459,10 +526,18 @@ class RecordingWriter:
         self.manifest.end_time = self.manifest.end_time or _iso(now_micros())
         self.manifest.finalized = True
         self.write_manifest()
+        self.close()
 
     def close_after_failure(self) -> None:
         """Best effort after a write error: the journal already ends at the last good tick."""
+        self.close()
+
+    def close(self) -> None:
+        """Close the journal and give up the writer lock (another writer may then --append)."""
         self._journal.close()
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
 
 def _write_parquet(df: pl.DataFrame, path: Path) -> None:
@@ -479,6 +554,90 @@ def _write_parquet(df: pl.DataFrame, path: Path) -> None:
                 raise sink.error from exc
             raise
         os.fsync(fh.fileno())
+
+
+def merge_table(name: str, files: Sequence[Path], out: Path, *, batch_bytes: int) -> None:
+    """Write the rows of ``files`` (parts of one table, each sorted by its keys) to ``out``,
+    sorted, holding at most about ``batch_bytes`` of decoded rows at a time (FORMAT.md §3).
+
+    Why not ``sort().sink_parquet()``: polars' streaming sort still gathers every row in memory
+    (a 10-node day took 12 GB). Instead:
+
+    1. plan: per file, the row count and string bytes of each key prefix (one row per series
+       for the series tables; a streaming aggregate), cut in sort order into batches of at most
+       ``batch_bytes`` (one prefix larger than that is a batch of its own);
+    2. each file being sorted, a batch is one contiguous slice of every file: read those slices
+       (slice pushdown skips the other row groups), sort, write a temporary chunk;
+    3. stream the chunks, in order, into ``out`` (``sink_parquet``).
+
+    A table that fits in one batch is merged in memory, as before.
+    """
+    keys = list(SORT_KEYS[name])
+    schema = ALL_SCHEMAS[name]
+    prefix = keys[:-1] if len(keys) > 1 and keys[-1] == "tick" else keys
+    strings = [c for c, t in schema.items() if t == pl.String()]
+    row_bytes = 8 * (len(schema) - len(strings)) + 16 * len(strings)  # fixed widths; string views
+    text = (
+        pl.sum_horizontal([pl.col(c).str.len_bytes().fill_null(0).cast(pl.UInt64) for c in strings])
+        if strings
+        else pl.lit(0, pl.UInt64)
+    )
+    plans = [
+        pl.scan_parquet(f).group_by(prefix).agg(_n=pl.len().cast(pl.UInt64), _b=text.sum()).collect(engine="streaming")
+        for f in files
+    ]
+    total = sum(int(p["_n"].sum()) * row_bytes + int(p["_b"].sum()) for p in plans)
+    if total <= batch_bytes:
+        df = pl.concat([pl.read_parquet(f) for f in files], how="vertical")
+        _write_parquet(df.sort(keys, nulls_last=True, maintain_order=True), out)
+        return
+    dist = pl.concat(plans).group_by(prefix).agg(pl.col("_n").sum(), pl.col("_b").sum())
+    dist = dist.sort(prefix, nulls_last=True, maintain_order=True)
+    size = pl.col("_n") * row_bytes + pl.col("_b")
+    dist = dist.select(*prefix, _batch=((size.cum_sum() - size) // batch_bytes).rank("dense").cast(pl.Int64) - 1)
+    batches = dist.height and int(dist.select(pl.col("_batch").max()).item()) + 1
+    counts: list[list[int]] = []
+    for plan in plans:
+        per = plan.join(dist, on=prefix, how="left", nulls_equal=True).group_by("_batch").agg(pl.col("_n").sum())
+        row = [0] * batches
+        for batch, n in per.iter_rows():
+            row[int(batch)] = int(n)
+        counts.append(row)
+    chunkdir = out.with_name(out.name + ".chunks")
+    fmt.make_private_dir(chunkdir)
+    try:
+        chunks: list[Path] = []
+        offsets = [0] * len(files)
+        for b in range(batches):
+            frames = []
+            for i, f in enumerate(files):
+                if counts[i][b]:
+                    frames.append(pl.scan_parquet(f).slice(offsets[i], counts[i][b]))
+                    offsets[i] += counts[i][b]
+            if frames:
+                chunk = chunkdir / f"{b:06d}.parquet"
+                df = pl.concat(frames, how="vertical").collect().sort(keys, nulls_last=True, maintain_order=True)
+                df.write_parquet(chunk, compression="lz4", statistics=False)
+                del df
+                chunks.append(chunk)
+        fd = fmt.open_private(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        with os.fdopen(fd, "wb", buffering=1 << 20) as fh:
+            sink = _ErrnoSink(fh)
+            try:
+                pl.concat([pl.scan_parquet(c) for c in chunks], how="vertical").sink_parquet(  # type: ignore[call-overload]
+                    sink,
+                    compression="zstd",
+                    compression_level=9,
+                    statistics=True,
+                )
+                sink.flush()
+            except pl.exceptions.PolarsError as exc:
+                if sink.error is not None:
+                    raise sink.error from exc
+                raise
+            os.fsync(fh.fileno())
+    finally:
+        fmt.remove_tree(chunkdir)
 
 
 class _ErrnoSink:
