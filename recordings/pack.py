@@ -14,11 +14,15 @@ directory beside the target and renames it into place only once the result is co
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import io
 import os
+import stat
 import tarfile
 import tempfile
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO
@@ -59,18 +63,79 @@ class _Hashing(io.RawIOBase):
 def pack(src: Path, dest: Path) -> int:
     """Write ``src`` (a recording) to ``dest``; returns the file size."""
     open_recording(src)  # refuse to pack something that does not read back (checksums, schemas)
-    if dest.exists():
+    if dest.exists() or dest.is_symlink():
         raise RecordingError("already exists; choose another output file", source=str(dest))
-    files = sorted(p for p in src.rglob("*") if p.is_file() and not any(x.endswith(".tmp") for x in p.parts))
-    files.sort(key=lambda p: p.name != fmt.MANIFEST)
+    with _not_being_written(src):
+        files = _members(src)
+        return _write_pack(src, dest, files)
+
+
+@contextlib.contextmanager
+def _not_being_written(src: Path) -> Iterator[None]:
+    """Refuse a recording a live writer holds (it would change under the pack); hold a shared
+    lock meanwhile, so a writer starting now is refused instead."""
+    try:
+        fd = os.open(src / fmt.LOCK, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:  # no lock file: no writer has it (a writer creates it before anything else)
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            who = f"pid {holder}" if holder.isdigit() else "another process"
+            raise RecordingError(
+                f"is being written ({who} holds {fmt.LOCK}); pack it once that command has finished",
+                source=str(src),
+            ) from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def _members(src: Path) -> list[tuple[Path, str]]:
+    """Every regular file of the recording (manifest first) with its name in the pack.
+
+    Never follows a link: a symbolic link anywhere below the recording (a linked ``parts/``,
+    a linked Parquet file) is refused in one line that names the link, not its target — a pack
+    travels in bug reports, and packing through a link could take in files from elsewhere (or,
+    as ``rglob`` did, silently leave a linked ``parts/`` out). Work files (``*.tmp``) and the
+    writer's lock file are left out.
+    """
+    found: list[tuple[Path, str]] = []
+    for dirpath, dirnames, filenames in os.walk(src):  # followlinks=False: a linked dir is listed, not entered
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not d.endswith(".tmp") or (here / d).is_symlink())
+        for name in sorted(dirnames) + sorted(filenames):
+            path = here / name
+            rel = path.relative_to(src).as_posix()
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
+                raise RecordingError(
+                    f"holds a symbolic link ({rel}); pack stores only the recording's own files: replace the "
+                    "link by a copy of what it points to",
+                    source=str(src),
+                )
+            if stat.S_ISDIR(mode) or name.endswith(".tmp") or rel == fmt.LOCK:
+                continue
+            if not stat.S_ISREG(mode):
+                raise RecordingError(f"holds {rel}, which is not a regular file", source=str(src))
+            found.append((path, rel))
+    found.sort(key=lambda m: (m[1] != fmt.MANIFEST, m[1]))
+    return found
+
+
+def _write_pack(src: Path, dest: Path, files: list[tuple[Path, str]]) -> int:
     index: dict[str, dict[str, int]] = {}
     fd = fmt.open_private(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
         with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
-            for path in files:
-                arcname = path.relative_to(src).as_posix()
-                info = _info(tar.gettarinfo(str(path), arcname=arcname))
-                with path.open("rb") as fh:
+            for path, arcname in files:
+                with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as fh:
+                    st = os.fstat(fh.fileno())
+                    info = _info(tarfile.TarInfo(arcname))
+                    info.size, info.mtime = st.st_size, int(st.st_mtime)
                     hashed = _Hashing(fh)
                     tar.addfile(info, hashed)
                 if hashed.size != info.size:
@@ -102,6 +167,10 @@ def _info(info: tarfile.TarInfo) -> tarfile.TarInfo:
 
 def unpack(src: Path, dest: Path) -> Unpacked:
     """Extract a packed recording into a new directory ``dest`` once it is known complete."""
+    if dest.is_symlink():
+        raise RecordingError(
+            "is a symbolic link; give a new directory (unpack never writes through a link)", source=str(dest)
+        )
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise RecordingError("already exists and is not an empty directory", source=str(dest))
     missing = dest.parent
