@@ -9,10 +9,12 @@ settings digest, notes).
 
 from __future__ import annotations
 
+import uuid
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -161,10 +163,11 @@ class NodePartial:
     last: datetime | None
     first_eviction: datetime | None
     evictions: list[Eviction]
-    signals: pl.DataFrame
+    signals: pl.LazyFrame
+    """In memory, or a scan of the node's file in the run's spool directory."""
     conditions: pl.DataFrame
     """Every interval, those still on at the end with ``to`` null."""
-    overcommit: pl.DataFrame
+    overcommit: pl.LazyFrame
 
 
 class NodeAccumulator:
@@ -219,13 +222,15 @@ class NodeAccumulator:
         self.evictions.append(record)
         return record
 
-    def partial(self, run: NodeRun, thresholds: Sequence[Threshold] | None) -> NodePartial:
-        """The node's share; conditions still on stay open (``to`` null)."""
+    def partial(self, run: NodeRun, thresholds: Sequence[Threshold] | None, spool: Path | None = None) -> NodePartial:
+        """The node's share; conditions still on stay open (``to`` null). With a ``spool`` directory the two
+        frames that grow with passes are written there and the partial holds scans of them, so neither a
+        worker's pipe nor the parent's memory carries them."""
         for condition, (start, start_tick) in self.open.items():
             self._close(condition, start, start_tick, None, None)
         self.open = {}
-        signals = _concat(self.signal_frames, SIGNALS_SCHEMA)
-        overcommit = _concat(self.over_frames, OVERCOMMIT_SCHEMA)
+        signals = _spooled(_concat(self.signal_frames, SIGNALS_SCHEMA), spool)
+        overcommit = _spooled(_concat(self.over_frames, OVERCOMMIT_SCHEMA), spool)
         self.signal_frames, self.over_frames = [], []
         return NodePartial(
             self.node, run.settings, run.topology, run.topology_source,
@@ -237,6 +242,21 @@ class NodeAccumulator:
 def _concat(frames: list[pl.DataFrame], schema: pl.Schema) -> pl.DataFrame:
     frames = [f for f in frames if f.height]
     return pl.concat(frames, rechunk=True) if frames else pl.DataFrame(schema=schema)
+
+
+def _spooled(df: pl.DataFrame, spool: Path | None) -> pl.LazyFrame:
+    """``df`` as a scan of a new private file in ``spool`` (in memory without one, or when empty)."""
+    if spool is None or not df.height:
+        return df.lazy()
+    from replay.outdir import write_parquet_private
+
+    path = spool / f"{uuid.uuid4().hex}.parquet"
+    write_parquet_private(df, path)
+    return pl.scan_parquet(path)
+
+
+def _concat_lazy(frames: list[pl.LazyFrame], schema: pl.Schema) -> pl.LazyFrame:
+    return pl.concat(frames, how="vertical") if frames else pl.LazyFrame(schema=schema)
 
 
 class ReferenceNode:
@@ -300,27 +320,29 @@ class ReferenceNode:
                 cols["met"].append(None if t is None else t in met)
                 cols["actionable"].append(None if t is None else t in actionable)
 
-    def partial(self) -> NodePartial:
+    def partial(self, spool: Path | None = None) -> NodePartial:
         self.acc.signal_frames.append(pl.DataFrame(self._signals, schema=SIGNALS_SCHEMA))
         self.acc.over_frames.append(pl.DataFrame(self._overcommit, schema=OVERCOMMIT_SCHEMA))
         manager = self.run.manager
-        return self.acc.partial(self.run, None if manager is None else manager.thresholds)
+        return self.acc.partial(self.run, None if manager is None else manager.thresholds, spool)
 
 
-def reference_partial(run: NodeRun) -> NodePartial:
+def reference_partial(run: NodeRun, spool: Path | None = None) -> NodePartial:
     """One node on the per-tick reference path."""
     node = ReferenceNode(run)
     for p in run.passes():
         node.add(p)
-    return node.partial()
+    return node.partial(spool)
 
 
 class ResultBuilder:
     """One request's node partials (in node order, from any path or worker) → one :class:`ReplayResult`."""
 
-    def __init__(self, rec: Recording, request: SettingsRequest) -> None:
+    def __init__(self, rec: Recording, request: SettingsRequest, *, spool: object = None) -> None:
         self.rec = rec
         self.request = request
+        self.spool = spool
+        """Kept by the result: what keeps spooled frames' files alive."""
         self._partials: list[NodePartial] = []
         self._evictions: list[Eviction] = []
 
@@ -332,7 +354,7 @@ class ResultBuilder:
 
     def finish(self, notes: Iterable[str] = ()) -> ReplayResult:
         nodes = []
-        overcommit = _concat([p.overcommit for p in self._partials], OVERCOMMIT_SCHEMA)
+        overcommit = _concat_lazy([p.overcommit for p in self._partials], OVERCOMMIT_SCHEMA)
         for p in self._partials:
             cfg = p.settings.config
             thresholds = p.thresholds if p.thresholds is not None else list(cfg.thresholds)
@@ -347,7 +369,7 @@ class ResultBuilder:
                 errors=tuple(dict.fromkeys(p.errors)), reasons=dict(p.reasons),
                 first_time=p.first, last_time=p.last,
                 overcommit_lead_s=({} if p.first_eviction is None else overcommit_lead(
-                    p.overcommit.iter_rows(named=True), p.first_eviction)),
+                    p.overcommit.collect().iter_rows(named=True), p.first_eviction)),
             ))
         rec = self.rec
         interval = recording_interval(rec)
@@ -366,10 +388,10 @@ class ResultBuilder:
             recording=str(rec.root), interval_seconds=interval, settings=settings, nodes=tuple(nodes),
             evictions=evictions, matches=match(real_evictions(rec), evictions, interval),
             notes=(*base_notes, *extra, *notes),
-            signals=_concat([p.signals for p in self._partials], SIGNALS_SCHEMA),
+            signals=_concat_lazy([p.signals for p in self._partials], SIGNALS_SCHEMA),
             conditions=_concat([p.conditions for p in self._partials], CONDITIONS_SCHEMA).sort(
                 "node", "from", "condition"),
-            overcommit=overcommit,
+            overcommit=overcommit, spool=self.spool,
         )
 
 

@@ -14,9 +14,11 @@ engine to, and what ``reference=True`` (``--reference``) runs instead.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recordings.errors import InputError
@@ -68,27 +70,28 @@ def replay(
 
     names = select_nodes(rec, names)
     notes = [*(f"skipped (--skip-bad): {s}" for s in getattr(rec, "skipped", [])), *notes]
+    spool = tempfile.TemporaryDirectory(prefix="evictlens-frames-")  # removed when the results are gone
+    where = Path(spool.name)
     partials: list[list[NodePartial]]
     if reference:
-        partials = _reference(rec, requests, names, progress)
+        partials = _reference(rec, requests, names, progress, where)
     elif ray is not None:
         from replay.fast.parallel import partials_ray
 
-        partials = partials_ray(rec, requests, names, address=ray or None)
+        partials = partials_ray(rec, requests, names, address=ray or None)  # Ray workers may be elsewhere
         if progress is not None:
             progress(total_passes(rec, names))
+    elif chunk_ticks is not None:
+        from replay.fast.driver import replay_nodes
+
+        partials = replay_nodes(rec, requests, names, chunk_ticks=chunk_ticks, on_node=progress, spool=where)
     else:
         from replay.fast.parallel import partials_parallel
 
-        if chunk_ticks is not None:
-            from replay.fast.driver import replay_nodes
-
-            partials = replay_nodes(rec, requests, names, chunk_ticks=chunk_ticks, on_node=progress)
-        else:
-            partials = partials_parallel(rec, requests, names, jobs=jobs, on_passes=progress)
+        partials = partials_parallel(rec, requests, names, jobs=jobs, on_passes=progress, spool=where)
     results = []
     for request, parts in zip(requests, partials, strict=True):
-        builder = ResultBuilder(rec, request)
+        builder = ResultBuilder(rec, request, spool=spool)
         for p in parts:
             builder.add(p)
         results.append(builder.finish(notes))
@@ -96,7 +99,7 @@ def replay(
 
 
 def _reference(rec: Recording, requests: Sequence[SettingsRequest], names: Sequence[str],
-               progress: Progress | None) -> list[list[NodePartial]]:
+               progress: Progress | None, spool: Path) -> list[list[NodePartial]]:
     from recordings.pod_timeline import index_pods_by_node
     from replay.collect import ReferenceNode
     from replay.reference import NodeRun
@@ -110,7 +113,7 @@ def _reference(rec: Recording, requests: Sequence[SettingsRequest], names: Seque
                 node.add(p)
                 if progress is not None and i == 0:
                     progress(1)
-            out[i].append(node.partial())
+            out[i].append(node.partial(spool))
     return out
 
 

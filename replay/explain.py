@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from recordings.errors import InputError
-from replay.cli_args import add_kubelet_arguments, config_from_args, gates_from_args, topology_from_args
+from replay.cli_args import (
+    add_kubelet_arguments,
+    add_speed_arguments,
+    config_from_args,
+    gates_from_args,
+    topology_from_args,
+)
 from replay.context import active_pods, infer_topology, pods_from_summary, resolve_profile
 from replay.inputs import load_document
 from replay.kubelet.api import Node, Pod, Summary, parse_nodes, parse_pods, parse_summary
@@ -81,9 +87,11 @@ def manager_state(manager: EvictionManager, result: SyncResult) -> ManagerState:
     from datetime import timedelta
 
     now = result.now
-    first = tuple((t.describe(), when) for t, when in manager.thresholds_first_observed_at.items())
+    order = {id(t): i for i, t in enumerate(manager.thresholds)}  # Go keeps a map: show the configured order
+    observed = sorted(manager.thresholds_first_observed_at.items(), key=lambda tw: order.get(id(tw[0]), len(order)))
+    first = tuple((t.describe(), when) for t, when in observed)
     remaining = []
-    for t, when in manager.thresholds_first_observed_at.items():
+    for t, when in observed:
         left = t.grace_period - int((now - when) / timedelta(microseconds=1)) * 1000
         if t.grace_period > 0 and left > 0:
             remaining.append((t.describe(), left))
@@ -286,7 +294,7 @@ def run_explain(args: argparse.Namespace) -> int:
 def _explain_recording(args: argparse.Namespace) -> Explanation:
     """``explain REC --node NAME --at TIME|first-eviction`` / ``--tick K``: one moment of a replay."""
     from recordings.reader import open_recording
-    from replay.cli_args import request_from_args
+    from replay.cli_args import jobs_of, request_from_args
     from replay.engine import Moment
     from replay.moment import explain_moment
 
@@ -294,7 +302,7 @@ def _explain_recording(args: argparse.Namespace) -> Explanation:
         raise InputError("give a recording or --summary/--pods/--sample files, not both", field="recording")
     moment = Moment.parse(args.at, args.tick)
     request = request_from_args(args)
-    return explain_moment(open_recording(args.recording), request, args.node, moment)
+    return explain_moment(open_recording(args.recording), request, args.node, moment, jobs=jobs_of(args))
 
 
 def add_explain_parser(sub: Any) -> None:
@@ -328,5 +336,6 @@ def add_explain_parser(sub: Any) -> None:
                      help=f"a bundled sample instead of files, e.g. --sample {SAMPLES[0]} "
                      f"(one of: {', '.join(SAMPLES)})")
     add_kubelet_arguments(p)
+    add_speed_arguments(p)
     p.add_argument("--json", action="store_true", help="print one JSON document instead of tables (for scripts)")
     p.set_defaults(func=run_explain)

@@ -16,12 +16,18 @@ from replay.explain import Explanation, ObservationRow, manager_state
 from replay.kubelet.duration import format_duration
 from replay.kubelet.ranking import RankFacts, rank_facts
 from replay.kubelet.thresholds import get_threshold_quantity
+from replay.reference import NodeRun, Pass
 from replay.settings import SettingsRequest
 
 
-def explain_moment(rec: Recording, request: SettingsRequest, node: str | None, moment: Moment) -> Explanation:
-    found = engine_moment(rec, request, node, moment)
-    run, p = found.run, found.p
+def explain_moment(rec: Recording, request: SettingsRequest, node: str | None, moment: Moment, *,
+                   jobs: int = 1) -> Explanation:
+    found = engine_moment(rec, request, node, moment, jobs=jobs)
+    return explanation_of(found.run, found.p, moment)
+
+
+def explanation_of(run: NodeRun, p: Pass, moment: Moment) -> Explanation:
+    """A pass of a replay (engine or reference) with the node's manager as it stands after it."""
     result = p.result
     manager = run.manager
     assert manager is not None  # a pass was made

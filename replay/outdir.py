@@ -47,7 +47,12 @@ def write_private(path: Path, data: bytes) -> None:
         fh.write(data)
 
 
-def write_parquet_private(df: pl.DataFrame, path: Path) -> None:
+def write_parquet_private(df: pl.DataFrame | pl.LazyFrame, path: Path) -> None:
+    """A new 0600 Parquet file; a lazy frame is streamed into it (its memory stays a batch, not the frame)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    if isinstance(df, pl.LazyFrame):
+        os.close(fd)  # created private; the sink truncates and keeps the mode
+        df.sink_parquet(path, compression="zstd")
+        return
     with os.fdopen(fd, "wb") as fh:
         df.write_parquet(fh, compression="zstd")

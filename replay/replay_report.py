@@ -85,7 +85,9 @@ def _settings_table(n: NodeResult) -> Table:
 def overcommit_lines(result: ReplayResult, n: NodeResult) -> list[str]:
     """Σ requests / Σ limits against allocatable at the node's first eviction (else its last pass), and how
     long the node had been overcommitted before that eviction."""
-    df = result.overcommit.filter(result.overcommit["node"] == n.node)
+    import polars as pl
+
+    df = result.overcommit.filter(pl.col("node") == n.node).collect()
     if df.is_empty():
         return []
     first = min((e.time for e in result.evictions if e.node == n.node), default=None)

@@ -213,11 +213,15 @@ class ReplayResult:
     evictions: tuple[Eviction, ...]
     matches: tuple[Match, ...]
     notes: tuple[str, ...]
-    signals: pl.DataFrame = field(compare=False, repr=False)
+    signals: pl.LazyFrame = field(compare=False, repr=False)
+    """Lazy: spooled Parquet from the engine, a results directory's file, or an in-memory frame; collect what you
+    need (a 100-node day is ~10M rows)."""
     conditions: pl.DataFrame = field(compare=False, repr=False)
     schema_version: int = SCHEMA_VERSION
-    overcommit: pl.DataFrame = field(compare=False, repr=False,
-                                     default_factory=lambda: pl.DataFrame(schema=OVERCOMMIT_SCHEMA))
+    overcommit: pl.LazyFrame = field(compare=False, repr=False,
+                                     default_factory=lambda: pl.LazyFrame(schema=OVERCOMMIT_SCHEMA))
+    spool: object = field(default=None, compare=False, repr=False)
+    """What keeps the lazy frames' files alive (the engine's temporary directory), if anything."""
 
     def node(self, name: str) -> NodeResult:
         for n in self.nodes:
@@ -249,6 +253,6 @@ class ReplayResult:
 
     def same_as(self, other: ReplayResult) -> bool:
         """Field for field, frames included (row order as produced)."""
-        return (self == other and self.signals.equals(other.signals, null_equal=True)
+        return (self == other and self.signals.collect().equals(other.signals.collect(), null_equal=True)
                 and self.conditions.equals(other.conditions, null_equal=True)
-                and self.overcommit.equals(other.overcommit, null_equal=True))
+                and self.overcommit.collect().equals(other.overcommit.collect(), null_equal=True))

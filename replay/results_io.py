@@ -101,7 +101,7 @@ def to_json(result: ReplayResult) -> bytes:
 def write(result: ReplayResult, out: Path) -> None:
     """Write ``out/`` whole or not at all; an existing results directory is replaced, anything else refused."""
     with replacing_dir(Path(out), marker=RESULT_JSON, what="a results directory") as tmp:
-        frames = {"signals": result.signals, "conditions": result.conditions,
+        frames: dict[str, pl.DataFrame | pl.LazyFrame] = {"signals": result.signals, "conditions": result.conditions,
                   "evictions": result.evictions_frame(), "rankings": result.rankings_frame(),
                   "overcommit": result.overcommit}
         for name, df in frames.items():
@@ -151,8 +151,8 @@ def _read_frame(f: Path) -> pl.DataFrame:
 def load(path: str | Path, *, signals: bool = True) -> ReplayResult:
     """Read a results directory back into the model (every frame checked against its declared schema).
 
-    ``signals=False`` leaves the largest frame unread (an empty frame in its place) for front ends that
-    scan ``signals.parquet`` lazily (:func:`signals_scan`): a 100-node day opens in well under a second.
+    The signals and overcommit frames stay lazy scans of their files (checked against their schemas here), so a
+    100-node day opens in well under a second; ``signals`` is kept for callers of the earlier signature.
     """
     root = Path(path)
     doc_path = root / RESULT_JSON
@@ -168,7 +168,7 @@ def load(path: str | Path, *, signals: bool = True) -> ReplayResult:
         raise InputError(f"results schema version {doc.get('schema_version')!r} is not supported (this evictlens "
                          f"reads {SCHEMA_VERSION})", source=str(doc_path), field="schema_version")
     files = {name: _frame_file(root, name) for name in FRAMES}
-    frames = {name: _read_frame(f) for name, f in files.items() if signals or name != "signals"}
+    frames = {name: _read_frame(f) for name, f in files.items() if name not in LAZY}
     try:
         rankings = _ranking_by_eviction(frames["rankings"])
         evictions = tuple(
@@ -185,9 +185,13 @@ def load(path: str | Path, *, signals: bool = True) -> ReplayResult:
     return ReplayResult(
         recording=doc["recording"], interval_seconds=doc["interval_seconds"], settings=doc["settings"], nodes=nodes,
         evictions=evictions, matches=matches, notes=tuple(doc["notes"]),
-        signals=frames.get("signals", pl.DataFrame(schema=SIGNALS_SCHEMA)), conditions=frames["conditions"],
-        schema_version=doc["schema_version"], overcommit=frames["overcommit"],
+        signals=pl.scan_parquet(files["signals"]), conditions=frames["conditions"],
+        schema_version=doc["schema_version"], overcommit=pl.scan_parquet(files["overcommit"]),
     )
+
+
+LAZY = ("signals", "overcommit")
+"""The frames that grow with nodes × passes: scanned, never read whole."""
 
 
 def signals_scan(path: str | Path) -> pl.LazyFrame:

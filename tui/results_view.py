@@ -59,7 +59,7 @@ class ResultsView:
     @classmethod
     def from_result(cls, result: ReplayResult, label: str, origin: str,
                     request: SettingsRequest | None = None) -> ResultsView:
-        return cls(label, result, result.signals.lazy(), origin, request)
+        return cls(label, result, result.signals, origin, request)
 
     # -- the small parts ------------------------------------------------------------------
     @property
@@ -115,10 +115,10 @@ class ResultsView:
     def overcommit(self, resource: str = "memory") -> dict[str, float]:
         """Node → the highest Σ limits / allocatable of ``resource`` over the replay (from the overcommit frame)."""
         frame = getattr(self.result, "overcommit", None)
-        if frame is None or frame.is_empty():
+        if frame is None:
             return {}
         peaks = (frame.filter((pl.col("resource") == resource) & (pl.col("allocatable") > 0))
-                 .group_by("node").agg((pl.col("limits") / pl.col("allocatable")).max().alias("peak")))
+                 .group_by("node").agg((pl.col("limits") / pl.col("allocatable")).max().alias("peak")).collect())
         return {row[0]: row[1] for row in peaks.iter_rows()}
 
     def signal_names(self) -> list[str]:

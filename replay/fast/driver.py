@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -323,9 +324,9 @@ class NodeReplay:
         return out.cast(dict(SIGNALS_SCHEMA))  # type: ignore[arg-type]
 
     # -- the end ------------------------------------------------------------------------------
-    def finish(self) -> NodePartial:
+    def finish(self, spool: Path | None = None) -> NodePartial:
         manager = self.run.manager
-        return self.acc.partial(self.run, None if manager is None else manager.thresholds)
+        return self.acc.partial(self.run, None if manager is None else manager.thresholds, spool)
 
 
 GROUP_NODES = 16
@@ -340,8 +341,10 @@ def replay_nodes(
     chunk_ticks: int = CHUNK_TICKS,
     on_node: Callable[[int], None] | None = None,
     pods: dict[str, list[PodVersion]] | None = None,
+    spool: Path | None = None,
 ) -> list[list[NodePartial]]:
-    """Partials per request (outer) and node (inner, in ``names`` order); each node's columns read once."""
+    """Partials per request (outer) and node (inner, in ``names`` order); each node's columns read once.
+    ``spool``: where the partials' large frames are written (see :meth:`NodeAccumulator.partial`)."""
     if pods is None:
         pods = index_pods_by_node(rec.scan_objects().collect())
     out: list[list[NodePartial]] = [[] for _ in requests]
@@ -354,8 +357,8 @@ def replay_nodes(
         for name in group:
             for i, r in enumerate(replays[name]):
                 # the fallback starts from a fresh run: the fast start may have set up (and first-passed) a manager
-                out[i].append(reference_partial(NodeRun(rec, name, requests[i], pods.get(name, [])))
-                              if r.fallback else r.finish())
+                out[i].append(reference_partial(NodeRun(rec, name, requests[i], pods.get(name, [])), spool)
+                              if r.fallback else r.finish(spool))
             if on_node is not None:
                 on_node(sum(r.ok_ticks for r in runs[name]) // max(1, len(runs[name])))
     return out

@@ -38,19 +38,19 @@ _OPENED: dict[tuple[str, bool, str], tuple[Recording, dict[str, list[PodVersion]
 
 
 def replay_shard(path: str, skip_bad: bool, requests: Sequence[SettingsRequest],
-                 nodes: Sequence[str], session: str | None = None) -> list[list[NodePartial]]:
+                 nodes: Sequence[str], session: str | None = None, spool: str | None = None) -> list[list[NodePartial]]:
     """One task: its nodes under every request. Within one ``session`` (one replay's pool) the recording
     and its pod index are opened once per worker process and kept for the worker's next tasks."""
     if session is None:
         rec = open_recording(Path(path), skip_bad=skip_bad)
-        return replay_nodes(rec, requests, nodes)
+        return replay_nodes(rec, requests, nodes, spool=None if spool is None else Path(spool))
     key = (path, skip_bad, session)
     if key not in _OPENED:
         _OPENED.clear()
         rec = open_recording(Path(path), skip_bad=skip_bad)
         _OPENED[key] = rec, index_pods_by_node(rec.scan_objects().collect())
     rec, pods = _OPENED[key]
-    return replay_nodes(rec, requests, nodes, pods=pods)
+    return replay_nodes(rec, requests, nodes, pods=pods, spool=None if spool is None else Path(spool))
 
 
 def _shards(names: Sequence[str], n: int) -> list[list[str]]:
@@ -75,17 +75,19 @@ def _merge(names: Sequence[str], shards: list[list[str]], outs: list[list[list[N
 
 
 def partials_parallel(rec: Recording, requests: Sequence[SettingsRequest], names: Sequence[str], *,
-                      jobs: int, on_passes: Callable[[int], None] | None = None) -> list[list[NodePartial]]:
-    """Partials per request and node (in ``names`` order) over ``jobs`` local processes (1: this process)."""
+                      jobs: int, on_passes: Callable[[int], None] | None = None,
+                      spool: Path | None = None) -> list[list[NodePartial]]:
+    """Partials per request and node (in ``names`` order) over ``jobs`` local processes (1: this process);
+    with a ``spool`` directory the workers write the large frames there instead of sending them back."""
     if jobs <= 1 or len(names) <= 1:
-        return replay_nodes(rec, requests, names, on_node=on_passes)
+        return replay_nodes(rec, requests, names, on_node=on_passes, spool=spool)
     shards = _tasks(names, jobs)
     context = multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
                                           else "spawn")
     with ProcessPoolExecutor(max_workers=min(jobs, len(shards)), mp_context=context) as pool:
         session = uuid.uuid4().hex
-        futures = [pool.submit(replay_shard, str(rec.root), rec.skip_bad, list(requests), s, session)
-                   for s in shards]
+        futures = [pool.submit(replay_shard, str(rec.root), rec.skip_bad, list(requests), s, session,
+                               None if spool is None else str(spool)) for s in shards]
         outs = []
         for future in futures:
             outs.append(future.result())

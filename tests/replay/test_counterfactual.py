@@ -104,7 +104,8 @@ def test_open_loop_replay_goes_on_evicting_but_counterfactual_stops_after_the_me
     assert any("--counterfactual" in n and "2 pod stats entries removed" in n for n in closed.notes)
     assert not any("--counterfactual" in n for n in open_loop.notes)
     # the signal the manager saw after the eviction carries the freed working set
-    mem = closed.signals.filter((closed.signals["signal"] == "memory.available") & (closed.signals["tick"] == 3))
+    signals = closed.signals.collect()
+    mem = signals.filter((signals["signal"] == "memory.available") & (signals["tick"] == 3))
     assert mem["available"][0] > 4 * 1024**3
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -160,7 +161,7 @@ def reference(path: Path, request: SettingsRequest) -> Any:
 def assert_same(a: Any, b: Any) -> None:
     assert a.nodes == b.nodes
     assert a.evictions == b.evictions
-    assert a.signals.equals(b.signals, null_equal=True)
+    assert a.signals.collect().equals(b.signals.collect(), null_equal=True)
     assert a.conditions.equals(b.conditions, null_equal=True)
     assert a.same_as(b)
 
@@ -222,3 +223,66 @@ def test_row_group_pruning_keeps_every_row_a_storage_check_needs(logs: list[int 
                                                    > least))
     one = df.with_row_index().filter(signed("logs") > least)
     assert one.equals(df.with_row_index().filter(_prune(("logs",), least), signed("logs") > least))
+
+
+@settings(max_examples=15, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=recordings(), variants=st.lists(requests(), min_size=2, max_size=3), chunk=st.sampled_from([3, 2048]))
+def test_variants_at_once_each_equal_their_reference(tmp_path_factory: Any, data: dict[str, Any],
+                                                     variants: list[SettingsRequest], chunk: int) -> None:
+    path = write(tmp_path_factory.mktemp("rec") / "rec", data)
+    results = engine.replay(open_recording(path), variants, chunk_ticks=chunk)
+    for request, result in zip(variants, results, strict=True):
+        assert_same(reference(path, request), result)
+
+
+def _reference_moment(path: Path, request: SettingsRequest, node: str, moment: engine.Moment) -> Any:
+    """``explain --at`` on the reference: the node's passes up to the moment, then a fresh run stopped right
+    at that pass (a generator that looks one pass ahead would leave the manager one pass later)."""
+    from recordings.reader import to_micros
+    from replay.moment import explanation_of
+
+    last = None
+    for p in Replay(open_recording(path), request, [node]).runs[0].passes(until_tick=moment.tick):
+        if moment.at is not None and to_micros(p.time) > to_micros(moment.at):
+            break
+        last = p
+        if moment.first_eviction and p.result.evictions:
+            break
+    if last is None or (moment.first_eviction and not last.result.evictions):
+        return None
+    run = Replay(open_recording(path), request, [node]).runs[0]
+    (at,) = [p for p in run.passes(until_tick=last.tick) if p.tick == last.tick]
+    return explanation_of(run, at, moment)
+
+
+@settings(max_examples=30, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=recordings(), request=requests(), where=st.one_of(
+    st.integers(0, 9).map(lambda t: engine.Moment(tick=t)),
+    st.integers(0, 9).map(lambda t: engine.Moment(at=_dt(T0 + t * STEP + STEP // 2))),
+    st.just(engine.Moment(first_eviction=True))))
+def test_a_moment_is_the_reference_pass_with_its_manager_state(tmp_path_factory: Any, data: dict[str, Any],
+                                                               request: SettingsRequest, where: engine.Moment) -> None:
+    from recordings.errors import InputError
+    from replay.moment import explain_moment
+    from replay.report import explanation_json
+
+    path = write(tmp_path_factory.mktemp("rec") / "rec", data)
+    node = sorted(data["nodes"])[-1]
+    expected = _reference_moment(path, request, node, where)
+    if where.tick is not None and where.tick >= data["ticks"]:
+        return
+    try:
+        got = explain_moment(open_recording(path), request, node, where)
+    except InputError:
+        assert expected is None
+        return
+    assert expected is not None
+    assert json.loads(explanation_json(got)) == json.loads(explanation_json(expected))
+
+
+def _dt(us: int) -> Any:
+    from datetime import UTC, datetime, timedelta
+
+    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=us)

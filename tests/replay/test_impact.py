@@ -91,7 +91,8 @@ def _overcommitted_recording(root: Path) -> Path:
 
 def test_overcommit_over_time_and_how_long_before_the_first_eviction(tmp_path: Path) -> None:
     result = replay_recording(open_recording(_overcommitted_recording(tmp_path / "rec")), version="1.30")
-    memory = result.overcommit.filter(result.overcommit["resource"] == "memory").sort("tick")
+    overcommit = result.overcommit.collect()
+    memory = overcommit.filter(overcommit["resource"] == "memory").sort("tick")
     assert memory.height == 4
     row = memory.row(0, named=True)
     assert row["limits"] == (20 << 30) + (50 << 20) and row["requests"] == (10 << 20) + (50 << 20)
@@ -99,7 +100,7 @@ def test_overcommit_over_time_and_how_long_before_the_first_eviction(tmp_path: P
     assert row["allocatable"] == 8040192 * 1024 and row["pods_without_limit"] == 2
     (node,) = result.nodes
     assert node.overcommit_lead_s == {"memory": 30.0}  # overcommitted from the first pass, evicted at t=30s
-    ephemeral = result.overcommit.filter(result.overcommit["resource"] == "ephemeral-storage")
+    ephemeral = overcommit.filter(overcommit["resource"] == "ephemeral-storage")
     assert ephemeral["limits"].to_list() == [0, 0, 0, 0] and ephemeral["pods_without_limit"][0] == 3
 
 

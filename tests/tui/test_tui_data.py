@@ -18,15 +18,16 @@ from tui.results_view import ResultsView
 from tui.timeline_model import TimelineModel
 
 
-def test_a_lazy_results_directory_equals_the_eager_load_but_for_the_signals(results_dir: Path) -> None:
-    eager = load(results_dir)
+def test_a_results_directory_opens_with_its_large_frames_scanned_not_read(results_dir: Path) -> None:
+    loaded = load(results_dir)
     view = open_results_dir(results_dir)
-    assert view.result == eager  # every field but the frames
-    assert view.result.conditions.equals(eager.conditions)
-    assert view.result.signals.is_empty()
-    assert view.node_series("kind-worker").height == eager.signals.height
+    assert view.result == loaded  # every field but the frames
+    assert view.result.conditions.equals(loaded.conditions)
+    assert isinstance(view.result.signals, pl.LazyFrame) and isinstance(view.result.overcommit, pl.LazyFrame)
+    signals = loaded.signals.collect()
+    assert view.node_series("kind-worker").height == signals.height
     lowest = view.lowest_available().filter(pl.col("signal") == "memory.available")["lowest"].item()
-    assert lowest == eager.signals.filter(pl.col("signal") == "memory.available")["available"].min()
+    assert lowest == signals.filter(pl.col("signal") == "memory.available")["available"].min()
 
 
 def test_classify_tells_results_from_recordings(results_dir: Path, sample_rec: Path) -> None:

@@ -7,6 +7,7 @@ import io
 import json
 from pathlib import Path
 
+import polars as pl
 import pytest
 from rich.console import Console
 from rich.text import Text
@@ -243,7 +244,7 @@ async def test_a_results_directory_opens_directly(results_dir: Path, sample_cach
         await pilot.pause()
         assert isinstance(app.screen, OverviewScreen)
         assert app.view.origin == str(results_dir) and app.view.request is None
-        assert app.view.result.signals.is_empty()  # not read: only scanned
+        assert isinstance(app.view.result.signals, pl.LazyFrame)  # not read: only scanned
         await pilot.press("enter")
         await app.workers.wait_for_complete()
         await pilot.pause()
