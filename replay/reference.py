@@ -14,7 +14,7 @@ summaries (the recording shows what really happened), so they are only removed f
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from datetime import datetime
 
 from recordings.errors import InputError
@@ -69,14 +69,18 @@ class NodeRun:
     """Pod stats entries ``--counterfactual`` took off later summaries."""
     _emptydirs: dict[str, tuple[str, ...]] = field(init=False, default_factory=dict)
     _pods: PodsInForce = field(init=False)
+    ticks_given: InitVar[list[TickInfo] | None] = None
+    parsed_given: InitVar[dict[int, Pod] | None] = None
     _parsed: dict[int, Pod] = field(init=False, default_factory=dict)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, ticks_given: list[TickInfo] | None, parsed_given: dict[int, Pod] | None) -> None:
         node_obj = _node_object(self.rec, self.node)
         self.settings = resolve_node(self.request, self.node, node_obj, self.rec.configz(self.node))
         self.topology = self.request.topology or FsTopology()
         self.topology_source = "as given on the command line" if self.request.topology else ""
-        self.ticks = self.rec.ticks(self.node)
+        self.ticks = self.rec.ticks(self.node) if ticks_given is None else ticks_given
+        if parsed_given is not None:
+            self._parsed = parsed_given  # another variant's: the same pod versions, parsed once
         self._pods = PodsInForce(self.pod_versions)
 
     @property

@@ -23,7 +23,7 @@ from recordings.schema import CONTAINER_STATS, NODE_STATS, POD_STATS, SERIES, SY
 from recordings.summary_codec import EPOCH, decode
 from replay.fast.signals import NODE_COLUMNS, PODS_COLUMNS
 from replay.kubelet import pods as podutil
-from replay.kubelet.api import Pod
+from replay.kubelet.api import Pod, Summary, parse_summary
 from replay.kubelet.quantity import Quantity
 
 CHUNK_TICKS = 16384
@@ -68,6 +68,7 @@ class SummaryWindow:
         self.node = node
         self.ticks = list(ticks)
         self._parts: dict[str, dict[int, pl.DataFrame]] = {}
+        self.parsed: dict[tuple[int, bool], Summary] = {}
         self._read(SERIES[:2])
 
     def _read(self, tables: Sequence[Table]) -> None:
@@ -97,7 +98,8 @@ class SummaryWindow:
 
 
 class SummaryAt:
-    """One tick's recorded summary, decoded on demand: whole, or its node part only."""
+    """One tick's recorded summary, decoded on demand: whole, or its node part only; parsed once per window
+    and tick whichever settings variant asks (the parsed stats are frozen values, never changed by a pass)."""
 
     def __init__(self, window: SummaryWindow, tick: int) -> None:
         self.window, self.tick = window, tick
@@ -107,6 +109,14 @@ class SummaryAt:
 
     def node_part(self) -> dict[str, Any]:
         return self.window.node_part(self.tick)
+
+    def parsed(self, *, whole: bool, source: str) -> Summary:
+        key = (self.tick, whole)
+        found = self.window.parsed.get(key)
+        if found is None:
+            found = self.window.parsed[key] = parse_summary(self.whole() if whole else self.node_part(),
+                                                            source=source)
+        return found
 
 
 class Summaries(Mapping[int, SummaryAt]):

@@ -212,9 +212,9 @@ class NodeReplay:
         pods, _late = self._pods_at(tick, when)
         candidates = [p for p in active_pods(pods, self.node) if p.uid not in run.evicted_uids]
         if tick not in self._forced() and all(podutil.is_critical_pod(p) for p in candidates):
-            summary = parse_summary(recorded.node_part(), source=source)
+            summary = recorded.parsed(whole=False, source=source)
         else:
-            summary = parse_summary(recorded.whole(), source=source)
+            summary = recorded.parsed(whole=True, source=source)
             candidates = [p for p in active_pods(run.pods_at(when, summary), self.node)
                           if p.uid not in run.evicted_uids]
         result = manager.synchronize(summary, candidates, when)
@@ -350,7 +350,7 @@ def replay_nodes(
     out: list[list[NodePartial]] = [[] for _ in requests]
     for g in range(0, len(names), GROUP_NODES):
         group = names[g:g + GROUP_NODES]
-        runs = {name: [NodeRun(rec, name, request, pods.get(name, [])) for request in requests] for name in group}
+        runs = {name: _node_runs(rec, name, requests, pods.get(name, [])) for name in group}
         replays = {name: [NodeReplay(run) for run in node_runs] for name, node_runs in runs.items()}
         fast = {name: [r for r in rs if not r.fallback] for name, rs in replays.items()}
         _run_group(rec, {name: rs for name, rs in fast.items() if rs}, pods, chunk_ticks)
@@ -362,6 +362,15 @@ def replay_nodes(
             if on_node is not None:
                 on_node(sum(r.ok_ticks for r in runs[name]) // max(1, len(runs[name])))
     return out
+
+
+def _node_runs(rec: Recording, name: str, requests: Sequence[SettingsRequest],
+               versions: list[PodVersion]) -> list[NodeRun]:
+    """One run per request; the variants share the node's tick list and parsed pod objects (read-only values)."""
+    runs = [NodeRun(rec, name, requests[0], versions)]
+    for request in requests[1:]:
+        runs.append(NodeRun(rec, name, request, versions, runs[0].ticks, runs[0]._parsed))
+    return runs
 
 
 def _run_group(rec: Recording, replays: dict[str, list[NodeReplay]], pods: dict[str, list[PodVersion]],
