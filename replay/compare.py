@@ -3,7 +3,7 @@
 :func:`compare` takes the variants' :class:`~replay.results.ReplayResult` values, variant 0 first
 (the baseline), and returns a :class:`Comparison`: per variant what it evicted, when pressure held
 and how it matched reality, and per pod whose fate differs between variants, when each variant
-evicts it and with which message. Nothing here renders; :mod:`replay.whatif_cli` and the TUI do.
+evicts it and with which message. Nothing here renders; :mod:`replay.cli.whatif` and the TUI do.
 """
 
 from __future__ import annotations

@@ -21,7 +21,6 @@ and never touch the input.
 
 from __future__ import annotations
 
-import argparse
 import copy
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -191,11 +190,3 @@ NOTE = ("--counterfactual: from the pass after each predicted eviction the pod's
 def disk_emptydirs(pod: Pod) -> tuple[str, ...]:
     """The pod's emptyDir volumes on disk (no ``medium: Memory``): torn down, and freed, when it terminates."""
     return tuple(v.name for v in pod.volumes if v.source == "emptyDir" and not v.empty_dir_medium)
-
-
-def add_counterfactual_argument(p: argparse.ArgumentParser) -> None:
-    """``--counterfactual`` for ``replay`` and ``whatif``."""
-    p.add_argument("--counterfactual", action="store_true",
-                   help="closed loop: after each predicted eviction, take the pod's recorded usage off its node's "
-                   "later summaries (memory at once; writable layers, logs and emptyDir as the kubelet frees them; "
-                   "processes) instead of replaying what really happened (replay/COUNTERFACTUAL.md)")

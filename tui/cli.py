@@ -1,7 +1,7 @@
 """``evictlens tui [REC | RESULTS]``: the subcommand's arguments and handler.
 
-The parser is added by :mod:`replay.cli` through ``importlib`` (the core never imports the UI);
-Textual is imported only when the command runs, so ``evictlens --help`` stays fast.
+Registered as a command plugin (``[project.entry-points."evictlens.commands"]`` in pyproject.toml), so the
+core never names the UI; Textual is imported only when the command runs, so ``evictlens --help`` stays fast.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def run_tui(args: argparse.Namespace) -> int:
     return int(app.return_code or status or 0)
 
 
-def add_tui_parser(sub: Any) -> None:
+def add_parser(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "tui",
         help=SUMMARY,

@@ -60,22 +60,15 @@ def _add_conformance(sub: SubParsers) -> None:
 
 
 def _add_explain(sub: SubParsers) -> None:
-    from replay.explain import add_explain_parser
+    from replay.cli.explain import add_explain_parser
 
     add_explain_parser(sub)
 
 
 def _add_replay(sub: SubParsers) -> None:
-    from replay.run import add_replay_parser
+    from replay.cli.replay import add_replay_parser
 
     add_replay_parser(sub)
-
-
-def _add_tui(sub: SubParsers) -> None:
-    # importlib, not an import statement: the core never imports the UI (tests/test_import_hygiene.py)
-    import importlib
-
-    importlib.import_module("tui.cli").add_tui_parser(sub)
 
 
 def _add_recordings(name: str) -> Callable[[SubParsers], None]:
@@ -105,8 +98,26 @@ _COMMANDS: dict[str, _Command] = {
     "pack": _Command("pack a recording directory into one file", _add_recordings("pack")),
     "unpack": _Command("unpack a packed recording into a directory", _add_recordings("unpack")),
     "info": _Command("print a recording's manifest and counts", _add_recordings("info")),
-    "tui": _Command("browse a recording's replay or a results directory in a terminal UI", _add_tui),
 }
+
+PLUGIN_GROUP = "evictlens.commands"
+"""Entry points of other packages' commands (``evictlens tui`` is one): each names a module with ``SUMMARY``
+(its --help line) and ``add_parser(sub)``, so the core never names the UI."""
+
+
+def _plugins() -> dict[str, _Command]:
+    from importlib.metadata import entry_points
+
+    found = {}
+    for ep in entry_points(group=PLUGIN_GROUP):
+        if ep.name in _COMMANDS:
+            continue
+        try:
+            module = ep.load()
+        except ImportError:  # an uninstalled extra: its command is simply not there
+            continue
+        found[ep.name] = _Command(str(module.SUMMARY), module.add_parser)
+    return found
 
 
 def _add_scenario(sub: SubParsers) -> None:
@@ -120,7 +131,7 @@ _COMMANDS["scenario"] = _Command(
 
 
 def _add_whatif(sub: SubParsers) -> None:
-    from replay.whatif_cli import add_whatif_parser
+    from replay.cli.whatif import add_whatif_parser
 
     add_whatif_parser(sub)
 
@@ -175,7 +186,7 @@ def build_parser(argv: Sequence[str] | None = None, *, prog: str = "evictlens") 
     sub: SubParsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                             parser_class=OneLineParser)
     selected = None if argv is None else _selected(argv)
-    for name, command in _COMMANDS.items():
+    for name, command in {**_COMMANDS, **_plugins()}.items():
         if argv is None or name == selected:
             command.add(sub)
             add_debug_argument(sub.choices[name], subcommand=True)

@@ -90,16 +90,21 @@ def baseline_from_args(args: argparse.Namespace) -> Baseline | None:
     """The ``--config`` / ``--configz`` document, loaded but not parsed (that needs each node's version)."""
     if args.config and args.configz:
         raise InputError("give either --config or --configz, not both", field="--configz")
-    if args.config:
-        doc = load_document(args.config)
+    return load_baseline(config=args.config, configz=args.configz)
+
+
+def load_baseline(*, config: str | None = None, configz: str | None = None) -> Baseline | None:
+    """A KubeletConfiguration file or a saved ``/configz`` response (checked for its shape)."""
+    if config:
+        doc = load_document(config)
         if not isinstance(doc, Mapping):
-            raise InputError("expected a KubeletConfiguration object", source=args.config)
-        return Baseline(doc, args.config)
-    if args.configz:
-        doc = load_document(args.configz)
+            raise InputError("expected a KubeletConfiguration object", source=config)
+        return Baseline(doc, config)
+    if configz:
+        doc = load_document(configz)
         if not isinstance(doc, Mapping) or "kubeletconfig" not in doc:
-            raise InputError("expected a /configz response with a top-level kubeletconfig object", source=args.configz)
-        return Baseline(doc, args.configz)
+            raise InputError("expected a /configz response with a top-level kubeletconfig object", source=configz)
+        return Baseline(doc, configz)
     return None
 
 
@@ -143,3 +148,11 @@ def jobs_of(args: argparse.Namespace) -> int:
     if jobs is not None and jobs < 1:
         raise InputError(f"expected a number of processes of at least 1, got {jobs}", field="--jobs")
     return jobs or os.cpu_count() or 1
+
+
+def add_counterfactual_argument(p: argparse.ArgumentParser) -> None:
+    """``--counterfactual`` for ``replay`` and ``whatif`` (the model: replay/COUNTERFACTUAL.md)."""
+    p.add_argument("--counterfactual", action="store_true",
+                   help="closed loop: after each predicted eviction, take the pod's recorded usage off its node's "
+                   "later summaries (memory at once; writable layers, logs and emptyDir as the kubelet frees them; "
+                   "processes) instead of replaying what really happened (replay/COUNTERFACTUAL.md)")

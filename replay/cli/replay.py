@@ -14,8 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from recordings.errors import InputError
-from replay.cli_args import add_kubelet_arguments, add_speed_arguments, jobs_of, request_from_args
-from replay.counterfactual import add_counterfactual_argument
+from replay.cli.args import (
+    add_counterfactual_argument,
+    add_kubelet_arguments,
+    add_speed_arguments,
+    jobs_of,
+    request_from_args,
+)
 
 
 def run_replay(args: argparse.Namespace) -> int:

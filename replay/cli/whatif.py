@@ -8,93 +8,23 @@ Arguments and rendering only; the variants are :mod:`replay.whatif`, the compari
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from replay.cli_args import add_kubelet_arguments, add_speed_arguments, jobs_of
-from replay.counterfactual import add_counterfactual_argument
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
-    from replay.compare import Comparison
-    from replay.results import ReplayResult
-
-COMPARE_JSON = "compare.json"
-COMPARE_PARQUET = "compare.parquet"
-
-
-def write_output(results: list[ReplayResult], comparison: Comparison, out: Path) -> None:
-    """``out/variant-N/`` per variant plus the comparison, renamed into place whole; only a previous what-if
-    output (or an empty directory) is replaced."""
-    import orjson
-
-    from replay.compare import to_document
-    from replay.outdir import replacing_dir, write_parquet_private, write_private
-    from replay.results_io import write
-
-    with replacing_dir(Path(out), marker=COMPARE_JSON, what="a what-if output directory") as tmp:
-        for i, result in enumerate(results):
-            write(result, tmp / f"variant-{i}")
-        write_private(tmp / COMPARE_JSON, orjson.dumps(to_document(comparison), option=orjson.OPT_INDENT_2) + b"\n")
-        write_parquet_private(comparison.frame, tmp / COMPARE_PARQUET)
-
-
-def _fmt_s(seconds: float) -> str:
-    s = round(seconds)
-    return f"{s // 3600}h{s % 3600 // 60:02d}m{s % 60:02d}s" if s >= 3600 else (
-        f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s")
-
-
-def print_comparison(c: Comparison, *, output: str | None = None, console: Console | None = None) -> None:
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    from replay.replay_report import fmt_time, marked_diff
-
-    out = console or Console(highlight=False)
-    if console is None and not out.is_terminal:
-        out = Console(highlight=False, width=160)
-    table = Table(title=f"what if: {c.recording}", title_justify="left")
-    for col in ("#", "variant", "kubelet", "evictions", "pods", "first eviction", "pressure",
-                "real predicted", "not coming back"):
-        table.add_column(col, overflow="fold", justify="right" if col in ("#", "evictions", "pods") else "left")
-    for v in c.variants:
-        pressure = ", ".join(f"{k} {_fmt_s(s)}" for k, s in v.pressure_s.items()) or "none"
-        real = f"{v.matched}/{v.real} ({v.matched_exact} exact message)" if v.real else "— (none recorded)"
-        gone = f"[red]{v.not_coming_back}[/red]" if v.not_coming_back else "0"
-        table.add_row(str(v.index), v.label, ",".join(v.kubelet_versions), str(v.evictions), str(v.pods_evicted),
-                      fmt_time(v.first_eviction), pressure, real, gone)
-    out.print(table)
-    if not c.pods:
-        out.print("every variant evicts the same pods at the same times with the same messages")
-    else:
-        pods = Table(title="pods whose fate differs (first eviction per variant)", title_justify="left")
-        pods.add_column("pod", overflow="fold")
-        for v in c.variants:
-            pods.add_column(f"#{v.index}", no_wrap=True)
-        pods.add_column("impact", overflow="fold")
-        for p in c.pods:
-            impact = p.impact if p.comes_back is not False else f"[red]{p.impact}[/red]"
-            pods.add_row(f"{p.namespace}/{p.pod}", *(fmt_time(e.time) if e else "—" for e in p.evictions), impact)
-        out.print(pods)
-        differing = [p for p in c.pods if p.messages_differ]
-        for p in differing:
-            base = next(e for e in p.evictions if e is not None)
-            msgs = Table(title=f"messages for {p.namespace}/{p.pod} (changes against #{p.evictions.index(base)} "
-                         "marked)", title_justify="left")
-            msgs.add_column("#", justify="right")
-            msgs.add_column("variant", overflow="fold")
-            msgs.add_column("message", overflow="fold")
-            for v, e in zip(c.variants, p.evictions, strict=True):
-                if e is not None:
-                    msgs.add_row(str(v.index), v.label, marked_diff(base.message, e.message) if e is not base
-                                 else Text(e.message))
-            out.print(msgs)
-    where = f"; results in {output}" if output else ""
-    out.print(f"{len(c.variants)} variants, {len(c.pods)} pods whose fate differs{where}", markup=False)
+from recordings.errors import InputError
+from replay.cli.args import (
+    add_counterfactual_argument,
+    add_kubelet_arguments,
+    add_speed_arguments,
+    jobs_of,
+    load_baseline,
+    request_from_args,
+)
+from replay.kubelet.versions import profile
+from replay.whatif import Change, Variant, variants
 
 
 def run_whatif(args: argparse.Namespace) -> int:
@@ -104,7 +34,6 @@ def run_whatif(args: argparse.Namespace) -> int:
     from replay.compare import compare, to_document
     from replay.engine import replay, select_nodes, total_passes
     from replay.progress import progress_bar
-    from replay.whatif import variants_from_args
 
     variants = variants_from_args(args)
     rec = open_recording(args.recording, skip_bad=args.skip_bad)
@@ -115,12 +44,71 @@ def run_whatif(args: argparse.Namespace) -> int:
                          reference=args.reference, progress=advance)
     comparison = compare(results)
     if args.output:
+        from replay.whatif_report import write_output
+
         write_output(results, comparison, Path(args.output))
     if args.json:
         sys.stdout.buffer.write(orjson.dumps(to_document(comparison), option=orjson.OPT_INDENT_2) + b"\n")
     else:
+        from replay.whatif_report import print_comparison
+
         print_comparison(comparison, output=args.output)
     return 0
+
+
+def versions_from_arg(value: str | None) -> list[str]:
+    """``1.30,1.32`` → ``["1.30", "1.32"]`` (repeats dropped)."""
+    return list(dict.fromkeys(v.strip() for v in (value or "").split(",") if v.strip()))
+
+
+def _one(flag: str, field: str, values: Sequence[str] | None, *, as_list: bool = True) -> list[Change]:
+    return [Change(f"{flag}={v}", {field: (v,) if as_list else v}) for v in values or ()]
+
+
+def _soft(args: argparse.Namespace) -> list[Change]:
+    soft, grace = list(args.eviction_soft or ()), list(args.eviction_soft_grace_period or ())
+    if not soft:
+        return _one("--eviction-soft-grace-period", "eviction_soft_grace_period", grace)
+    if len(grace) not in (0, 1, len(soft)):
+        raise InputError(f"{len(soft)} --eviction-soft variants but {len(grace)} --eviction-soft-grace-period: give "
+                         "one grace period for all, or one per soft variant (paired by position)",
+                         field="--eviction-soft-grace-period")
+    out = []
+    for i, s in enumerate(soft):
+        g = grace[i] if len(grace) == len(soft) else (grace[0] if grace else None)
+        label = f"--eviction-soft={s}" + (f" --eviction-soft-grace-period={g}" if g else "")
+        out.append(Change(label, {"eviction_soft": (s,), "eviction_soft_grace_period": (g,) if g else ()}))
+    return out
+
+
+def _configs(args: argparse.Namespace) -> list[Change]:
+    out = [Change(f"--config={c}", request={"baseline": load_baseline(config=c)}) for c in args.config or ()]
+    out += [Change(f"--configz={c}", request={"baseline": load_baseline(configz=c)}) for c in args.configz or ()]
+    return out
+
+
+def variants_from_args(args: argparse.Namespace) -> list[Variant]:
+    """The flags' dimensions (each occurrence of a settings flag is one value) → the variants (replay.whatif)."""
+    versions = versions_from_arg(args.kubelet_version)
+    common = request_from_args(argparse.Namespace(**{**vars(args), **dict.fromkeys(DIMENSIONS)}), label="")
+    common = dataclasses.replace(common, counterfactual=bool(getattr(args, "counterfactual", False)))
+    gates = dict(common.feature_gates) or None
+    for v in versions:
+        profile(v, gates)  # an unknown version or gate fails before anything is read
+    return variants(common, [
+        _one("--eviction-hard", "eviction_hard", args.eviction_hard),
+        _soft(args),
+        _one("--eviction-minimum-reclaim", "eviction_minimum_reclaim", args.eviction_minimum_reclaim),
+        _one("--eviction-pressure-transition-period", "eviction_pressure_transition_period",
+             args.eviction_pressure_transition_period, as_list=False),
+        _configs(args),
+        [Change(f"kubelet {v}", request={"kubelet_version": v}) for v in versions],
+    ])
+
+
+DIMENSIONS = ("eviction_hard", "eviction_soft", "eviction_soft_grace_period", "eviction_minimum_reclaim",
+              "eviction_pressure_transition_period", "config", "configz", "kubelet_version")
+"""The flags whose every occurrence is a variant; the rest apply to every variant but the baseline."""
 
 
 def add_whatif_parser(sub: Any) -> None:

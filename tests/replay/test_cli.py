@@ -80,13 +80,13 @@ def test_bad_input_is_one_line_with_exit_status_2() -> None:
 
 def test_an_unexpected_error_is_one_line_pointing_at_debug(monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
-    import replay.explain
+    import replay.cli.explain
     from replay.cli import main
 
     def broken(args: object) -> int:
         raise ZeroDivisionError("boom\nsecond line")
 
-    monkeypatch.setattr(replay.explain, "run_explain", broken)
+    monkeypatch.setattr(replay.cli.explain, "run_explain", broken)
     monkeypatch.delenv("EVICTLENS_DEBUG", raising=False)
     assert main(SAMPLE) == 1
     err = capsys.readouterr().err
@@ -97,13 +97,13 @@ def test_an_unexpected_error_is_one_line_pointing_at_debug(monkeypatch: pytest.M
 @pytest.mark.parametrize("argv", [["--debug", *SAMPLE], [*SAMPLE, "--debug"]])
 def test_debug_shows_the_traceback(argv: list[str], monkeypatch: pytest.MonkeyPatch,
                                    capsys: pytest.CaptureFixture[str]) -> None:
-    import replay.explain
+    import replay.cli.explain
     from replay.cli import main
 
     def broken(args: object) -> int:
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setattr(replay.explain, "run_explain", broken)
+    monkeypatch.setattr(replay.cli.explain, "run_explain", broken)
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert err.startswith("Traceback (most recent call last):") and "ZeroDivisionError: boom" in err
@@ -150,11 +150,20 @@ def test_every_subcommand_has_a_description_and_every_argument_a_help() -> None:
 def test_the_top_level_help_lists_what_each_command_says_of_itself() -> None:
     import argparse
 
-    from replay.cli import _COMMANDS, build_parser
+    from replay.cli import _COMMANDS, _plugins, build_parser
 
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     helps = {choice.dest: choice.help for choice in sub._choices_actions}
-    assert helps == {name: command.summary for name, command in _COMMANDS.items()}
+    assert helps == {name: command.summary for name, command in {**_COMMANDS, **_plugins()}.items()}
+
+
+def test_the_tui_is_a_command_plugin_the_core_never_names() -> None:
+    from replay.cli import PLUGIN_GROUP, _plugins
+
+    groups = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
+    assert groups[PLUGIN_GROUP] == {"tui": "tui.cli"}
+    assert "tui" in _plugins()
+    assert not [p for p in (ROOT / "replay").rglob("*.py") if '"tui' in p.read_text() or "'tui" in p.read_text()]
 
 
 def test_importing_the_cli_loads_neither_polars_nor_the_replay_stack() -> None:

@@ -14,10 +14,10 @@ from recbuild import CONFIGZ, T0, Observation, Plan, Tick, node_object, pods, si
 from recordings.errors import InputError
 from recordings.reader import open_recording
 from replay.cli import main
-from replay.cli_args import request_from_args
+from replay.cli.args import request_from_args
+from replay.cli.replay import add_replay_parser
 from replay.engine import replay_recording
 from replay.results import NodeResult
-from replay.run import add_replay_parser
 
 BASELINES = ["none", "recorded-configz", "--config", "--configz"]
 MINUTE_NS = 60 * 10**9

@@ -11,13 +11,12 @@ import polars as pl
 import pytest
 from recbuild import sidecar_recording
 
-import replay.whatif as whatif
 from recordings.reader import open_recording
 from replay import engine
 from replay.cli import main
+from replay.cli.whatif import add_whatif_parser, variants_from_args
 from replay.compare import COMPARE_SCHEMA, compare
 from replay.results_io import load
-from replay.whatif_cli import add_whatif_parser
 
 HARD = ["--eviction-hard", "memory.available<100Mi", "--eviction-hard", "memory.available<1.5Gi"]
 
@@ -74,7 +73,7 @@ def test_the_table_marks_what_1_32_adds_to_the_message(rec: Path, capsys: pytest
 
 
 def test_each_occurrence_is_a_variant_and_flags_multiply(rec: Path) -> None:
-    variants = whatif.variants_from_args(_args(*HARD, "--eviction-pressure-transition-period", "1m",
+    variants = variants_from_args(_args(*HARD, "--eviction-pressure-transition-period", "1m",
                                                "--eviction-pressure-transition-period", "0s"))
     assert len(variants) == 1 + 2 * 2
     assert variants[0].request.overrides.given() == {} and variants[0].request.kubelet_version is None
@@ -83,7 +82,7 @@ def test_each_occurrence_is_a_variant_and_flags_multiply(rec: Path) -> None:
 
 
 def test_soft_thresholds_pair_with_grace_periods_by_position(rec: Path) -> None:
-    variants = whatif.variants_from_args(_args(
+    variants = variants_from_args(_args(
         "--eviction-soft", "memory.available<2Gi", "--eviction-soft", "memory.available<3Gi",
         "--eviction-soft-grace-period", "memory.available=10s", "--eviction-soft-grace-period", "memory.available=1m"))
     assert [v.request.overrides.eviction_soft_grace_period for v in variants[1:]] == [
@@ -115,7 +114,7 @@ def test_the_recording_is_read_once_for_every_variant(rec: Path, monkeypatch: py
         return real(frame)
 
     monkeypatch.setattr(driver, "index_pods_by_node", counting)
-    variants = whatif.variants_from_args(_args("--kubelet-version", "1.30,1.32"))
+    variants = variants_from_args(_args("--kubelet-version", "1.30,1.32"))
     results = engine.replay(open_recording(rec), [v.request for v in variants])
     assert len(results) == 3 and len(calls) == 1
 
@@ -144,7 +143,7 @@ def test_output_holds_every_variant_and_the_comparison(rec: Path, tmp_path: Path
 
 def test_compare_lists_only_pods_whose_fate_differs(rec: Path) -> None:
     recording = open_recording(rec)
-    variants = whatif.variants_from_args(_args("--eviction-hard", "memory.available<1.5Gi"))
+    variants = variants_from_args(_args("--eviction-hard", "memory.available<1.5Gi"))
     results = engine.replay(recording, [v.request for v in variants])
     same = compare(results)  # the recorded /configz already says 1.5Gi: nothing differs
     assert same.pods == () and [v.evictions for v in same.variants] == [2, 2]
