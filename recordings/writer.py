@@ -161,9 +161,11 @@ class RecordingWriter:
             self._undo_creation(created)
             if isinstance(exc, OSError):
                 problem = "disk full" if fmt.is_out_of_space(exc) else "cannot write"
+                appending = (root / fmt.MANIFEST).exists()  # still there after the undo: --append
+                doing = "opening the recording to append" if appending else "creating the recording"
                 raise RecordingError(
-                    f"{problem} while creating the recording ({exc.strerror}); removed what this command had "
-                    "created, so the same command can be run again once there is room",
+                    f"{problem} while {doing} ({exc.strerror}); removed what this command had created, so the "
+                    "same command can be run again once there is room",
                     source=str(root),
                 ) from None
             raise
