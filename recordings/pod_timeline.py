@@ -8,6 +8,7 @@ the replay's clock moves forward, so a pass costs only the versions observed sin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -83,3 +84,12 @@ def index_pods_by_node(objects: pl.DataFrame) -> dict[str, list[PodVersion]]:
         if n is not None:
             index.setdefault(n, []).append(PodVersion(observed, k, seq, body, bool(deleted)))
     return index
+
+
+def pods_of_nodes(objects: pl.LazyFrame, nodes: Sequence[str]) -> pl.DataFrame:
+    """The stored versions of every pod ever bound to one of ``nodes`` (its pending and tombstone versions
+    too): what :func:`index_pods_by_node` needs for those nodes, read without the rest of the cluster."""
+    key = pl.coalesce("uid", pl.col("namespace") + "/" + pl.col("name"))
+    pods = objects.filter(pl.col("kind") == "pod").with_columns(key.alias("_k"))
+    bound = pods.filter(pl.col("node").is_in(list(nodes))).select("_k").unique()
+    return pods.join(bound, on="_k", how="semi").drop("_k").collect()

@@ -14,7 +14,7 @@ out instead, listing them in :attr:`Recording.skipped`.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -273,7 +273,8 @@ class Recording:
             raise RecordingError(
                 "the recording has no ticks (no Summary API response); nothing to replay", source=str(self.root)
             )
-        with_data = set(self._table(NODE_STATS.name)["node"].unique().drop_nulls().to_list())
+        with_data = set(self._collect(NODE_STATS.name, self.scan(NODE_STATS.name).select(pl.col("node").unique()))
+                        ["node"].drop_nulls().to_list())  # one column scanned: the table is never held
         usable = []
         for node in nodes or self.nodes():
             if node in with_data:
@@ -296,6 +297,11 @@ class Recording:
     def nodes(self) -> list[str]:
         return sorted(self._table("ticks")["node"].unique().drop_nulls().to_list())
 
+    def ok_ticks(self, nodes: Iterable[str]) -> int:
+        """How many ticks of these nodes hold data (a replay's passes)."""
+        ticks = self._table("ticks")
+        return ticks.filter(pl.col("node").is_in(list(nodes)) & pl.col("ok")).height
+
     def ticks(self, node: str | None = None) -> list[TickInfo]:
         df = self._table("ticks")
         if node is not None:
@@ -305,21 +311,25 @@ class Recording:
         return [TickInfo(r["tick"], r["time"], r["ok"], r["error"]) for r in df.sort("tick").iter_rows(named=True)]
 
     def summary_at(self, node: str, tick: int) -> dict[str, Any] | None:
-        """The Summary-shaped dict recorded for ``node`` at ``tick``; None for a gap."""
+        """The Summary-shaped dict recorded for ``node`` at ``tick``; None for a gap.
 
-        def rows(name: str) -> list[dict[str, Any]]:
-            df = self._table(name)
-            return df.filter((pl.col("node") == node) & (pl.col("tick") == tick)).to_dicts()
-
-        node_rows = rows(NODE_STATS.name)
+        The node and tick predicates go into each table's scan (row groups of other nodes and ticks are
+        skipped by their statistics), so one moment of a cluster-day reads one node's tick, never a table."""
+        node_rows = self._rows_at(NODE_STATS.name, node, tick)
         if not node_rows:
             return None
-        return decode(node_rows[0], *(rows(t.name) for t in SERIES[1:]))
+        return decode(node_rows[0], *(self._rows_at(t.name, node, tick) for t in SERIES[1:]))
+
+    def _rows_at(self, name: str, node: str, tick: int) -> list[dict[str, Any]]:
+        """One series table's rows of ``node`` at ``tick`` (a filtered scan; the cached tables are not used)."""
+        wanted = (pl.col("node") == node) & (pl.col("tick") == tick)
+        return self._collect(name, self.scan(name).filter(wanted)).to_dicts()
 
     def summaries(self, node: str) -> Iterator[tuple[int, dict[str, Any]]]:
         """Every recorded summary of ``node`` in tick order (one pass per table)."""
-        parts = {
-            t.name: self._table(t.name).filter(pl.col("node") == node).partition_by("tick", as_dict=True)
+        parts = {  # this node's rows only (pushed into the scans): memory is one node's, whatever the cluster
+            t.name: self._collect(t.name, self.scan(t.name).filter(pl.col("node") == node)).partition_by(
+                "tick", as_dict=True)
             for t in SERIES
         }
         for (tick,), node_df in sorted(parts[NODE_STATS.name].items()):

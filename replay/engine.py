@@ -27,7 +27,6 @@ from replay.results import ReplayResult
 from replay.settings import SettingsRequest
 
 if TYPE_CHECKING:
-    import polars as pl
 
     from replay.collect import NodePartial
     from replay.reference import NodeRun, Pass
@@ -45,10 +44,7 @@ def select_nodes(rec: Recording, nodes: Sequence[str] | None) -> list[str]:
 
 def total_passes(rec: Recording, names: Sequence[str]) -> int:
     """How many passes a replay of ``names`` makes (the recorded ticks with data): a progress bar's total."""
-    import polars as pl
-
-    ticks = rec.scan_ticks().filter(pl.col("node").is_in(list(names)) & pl.col("ok"))
-    return int(ticks.select(pl.len()).collect().item())
+    return rec.ok_ticks(names)
 
 
 def replay(
@@ -175,6 +171,8 @@ class MomentPass:
 
     run: NodeRun
     p: Pass
+    notes: tuple[str, ...] = ()
+    """What the user should know about the moment asked for (after the end, a gap)."""
 
 
 def moment(rec: Recording, request: SettingsRequest, node: str | None, at: Moment, *,
@@ -183,7 +181,7 @@ def moment(rec: Recording, request: SettingsRequest, node: str | None, at: Momen
 
     Without a node only ``first-eviction`` is allowed: the engine replays every node to find which evicts
     first, then that node is replayed up to it."""
-    from recordings.pod_timeline import index_pods_by_node
+    from recordings.pod_timeline import index_pods_by_node, pods_of_nodes
     from replay.fast.driver import replay_node_until
 
     names = [node] if node else rec.nodes()
@@ -196,7 +194,7 @@ def moment(rec: Recording, request: SettingsRequest, node: str | None, at: Momen
         if not result.evictions:
             raise InputError("the replay predicts no eviction", field="--at")
         names = [min(result.evictions, key=lambda e: (to_micros(e.time), e.id)).node]
-    pods = index_pods_by_node(_pods_of(rec, names[0]))
+    pods = index_pods_by_node(pods_of_nodes(rec.scan_objects(), names[:1]))
     run, found = replay_node_until(
         rec, request, names[0], pods, until_tick=at.tick, first_eviction=at.first_eviction,
         until_us=None if at.at is None else to_micros(at.at))
@@ -204,21 +202,14 @@ def moment(rec: Recording, request: SettingsRequest, node: str | None, at: Momen
     if at.tick is not None and last is not None and at.tick > last:
         raise InputError(f"tick {at.tick} is past the end of the recording: {names[0]}'s last tick is {last}",
                          field="--tick")
-    if at.at is not None and run.ticks and to_micros(at.at) > to_micros(run.ticks[-1].time) + 3_600_000_000:
-        raise InputError(f"{at.describe()} is past the end of the recording: {names[0]}'s last tick started at "
-                         f"{run.ticks[-1].time.isoformat()}", field="--at")
     if found is None:
         if at.first_eviction:
             raise InputError("the replay predicts no eviction" + (f" on {node}" if node else ""), field="--at")
         raise InputError(f"no recorded pass of {names[0]} at or before {at.describe()}", field="--at")
-    return MomentPass(run, found)
-
-
-def _pods_of(rec: Recording, node: str) -> pl.DataFrame:
-    """Every stored version of the pods ever bound to ``node`` (their pending and tombstone versions too)."""
-    import polars as pl
-
-    key = pl.coalesce("uid", pl.col("namespace") + "/" + pl.col("name"))
-    pods = rec.scan_objects().filter(pl.col("kind") == "pod").with_columns(key.alias("_k"))
-    on_node = pods.filter(pl.col("node") == node).select("_k").unique()
-    return pods.join(on_node, on="_k", how="semi").drop("_k").collect()
+    notes: tuple[str, ...] = ()
+    if at.at is not None and run.ticks and to_micros(at.at) > to_micros(run.ticks[-1].time):
+        notes = (f"{at.describe()} is after the recording ends ({names[0]}'s last tick started at "
+                 f"{run.ticks[-1].time.isoformat()}): this is its last pass",)
+    elif at.tick is not None and found.tick != at.tick:
+        notes = (f"tick {at.tick} holds no data for {names[0]} (a gap): this is the last pass before it",)
+    return MomentPass(run, found, notes)

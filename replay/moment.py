@@ -9,6 +9,8 @@ conditions held by the transition period.
 
 from __future__ import annotations
 
+import dataclasses
+
 from recordings.reader import Recording
 from replay.engine import Moment
 from replay.engine import moment as engine_moment
@@ -23,7 +25,8 @@ from replay.settings import SettingsRequest
 def explain_moment(rec: Recording, request: SettingsRequest, node: str | None, moment: Moment, *,
                    jobs: int = 1) -> Explanation:
     found = engine_moment(rec, request, node, moment, jobs=jobs)
-    return explanation_of(found.run, found.p, moment)
+    explanation = explanation_of(found.run, found.p, moment)
+    return dataclasses.replace(explanation, notes=(*explanation.notes, *found.notes))
 
 
 def explanation_of(run: NodeRun, p: Pass, moment: Moment) -> Explanation:

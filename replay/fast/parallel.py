@@ -16,7 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from recordings.pod_timeline import PodVersion, index_pods_by_node
+from recordings.pod_timeline import index_pods_by_node, pods_of_nodes
 from recordings.reader import Recording, open_recording
 from replay.collect import NodePartial
 from replay.fast.driver import replay_nodes
@@ -34,22 +34,21 @@ def _mappingproxy(m: types.MappingProxyType[Any, Any]) -> tuple[Callable[..., An
 copyreg.pickle(types.MappingProxyType, _mappingproxy)  # settings hold read-only mappings; they cross processes
 
 
-_OPENED: dict[tuple[str, bool, str], tuple[Recording, dict[str, list[PodVersion]]]] = {}
+_OPENED: dict[tuple[str, bool, str], Recording] = {}
 
 
 def replay_shard(path: str, skip_bad: bool, requests: Sequence[SettingsRequest],
                  nodes: Sequence[str], session: str | None = None, spool: str | None = None) -> list[list[NodePartial]]:
-    """One task: its nodes under every request. Within one ``session`` (one replay's pool) the recording
-    and its pod index are opened once per worker process and kept for the worker's next tasks."""
-    if session is None:
-        rec = open_recording(Path(path), skip_bad=skip_bad)
-        return replay_nodes(rec, requests, nodes, spool=None if spool is None else Path(spool))
-    key = (path, skip_bad, session)
-    if key not in _OPENED:
+    """One task: its nodes under every request, with only those nodes' pods indexed. Within one ``session``
+    (one replay's pool) the opened recording is kept for the worker's next tasks."""
+    key = (path, skip_bad, session or "")
+    rec = _OPENED.get(key) if session else None
+    if rec is None:
         _OPENED.clear()
         rec = open_recording(Path(path), skip_bad=skip_bad)
-        _OPENED[key] = rec, index_pods_by_node(rec.scan_objects().collect())
-    rec, pods = _OPENED[key]
+        if session:
+            _OPENED[key] = rec
+    pods = index_pods_by_node(pods_of_nodes(rec.scan_objects(), nodes))
     return replay_nodes(rec, requests, nodes, pods=pods, spool=None if spool is None else Path(spool))
 
 
