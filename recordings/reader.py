@@ -26,7 +26,7 @@ import polars as pl
 from . import format as fmt
 from .errors import RecordingError
 from .journal import next_intact, read_frame_at
-from .schema import ALL_SCHEMAS, CONTAINER_STATS, NODE_STATS, POD_STATS, SERIES, VOLUME_STATS, validate_schema
+from .schema import ALL_SCHEMAS, CONTAINER_STATS, NODE_STATS, SERIES, validate_schema
 from .summary_codec import EPOCH, decode, parse_time
 from .writer import frame_from_columns
 
@@ -205,23 +205,14 @@ class Recording:
     def scan_node_stats(self) -> pl.LazyFrame:
         return self.scan(NODE_STATS.name)
 
-    def scan_pod_stats(self) -> pl.LazyFrame:
-        return self.scan(POD_STATS.name)
-
     def scan_container_stats(self) -> pl.LazyFrame:
         return self.scan(CONTAINER_STATS.name)
-
-    def scan_volume_stats(self) -> pl.LazyFrame:
-        return self.scan(VOLUME_STATS.name)
 
     def scan_ticks(self) -> pl.LazyFrame:
         return self.scan("ticks")
 
     def scan_objects(self) -> pl.LazyFrame:
         return self.scan("objects")
-
-    def scan_evictions(self) -> pl.LazyFrame:
-        return self.scan("evictions")
 
     def _table(self, name: str) -> pl.DataFrame:
         if name not in self._cache:

@@ -98,11 +98,3 @@ def format_duration(micros: int) -> str:
     if minutes:
         return f"{minutes}m{secs}s"
     return f"{secs}s"
-
-
-def format_bytes(value: int) -> str:
-    """Bytes → the shortest exact binary-suffix form, for messages (``1536Mi``)."""
-    for suffix, exp in sorted(_BINARY.items(), key=lambda kv: -kv[1]):
-        if value and value % (1 << exp) == 0:
-            return f"{value >> exp}{suffix}"
-    return str(value)

@@ -9,7 +9,7 @@ removed by #128269); 1.34+ adds the pod-level sentence (PR #132277). Every sente
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from replay.kubelet.api import Container, Pod, PodStats
 from replay.kubelet.quantity import Format, Quantity
@@ -183,6 +183,3 @@ def node_condition_message(conditions: Sequence[str]) -> str:
     """eviction_manager.go: Admit — ``fmt.Sprintf("%v", []NodeConditionType)`` is ``[A B]``."""
     return NODE_CONDITION_MESSAGE_FMT.format("[" + " ".join(conditions) + "]")
 
-
-def annotations_text(annotations: Mapping[str, str]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in annotations.items())
