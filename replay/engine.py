@@ -23,13 +23,16 @@ from typing import TYPE_CHECKING
 
 from recordings.errors import InputError
 from recordings.reader import Recording, to_micros
+from replay.reference import NodeRun, Pass
+from replay.reference import select_nodes as reference_select
 from replay.results import ReplayResult
 from replay.settings import SettingsRequest
 
 if TYPE_CHECKING:
-
     from replay.collect import NodePartial
-    from replay.reference import NodeRun, Pass
+
+__all__ = ["Moment", "MomentPass", "NodeRun", "Pass", "moment", "replay", "replay_recording", "select_nodes",
+           "total_passes"]
 
 Progress = Callable[[int], None]
 """Called with the number of passes just finished (of the recording, not times the variants)."""
@@ -37,9 +40,7 @@ Progress = Callable[[int], None]
 
 def select_nodes(rec: Recording, nodes: Sequence[str] | None) -> list[str]:
     """The nodes to replay (see :func:`replay.reference.select_nodes`)."""
-    from replay.reference import select_nodes as select
-
-    return select(rec, nodes)
+    return reference_select(rec, nodes)
 
 
 def total_passes(rec: Recording, names: Sequence[str]) -> int:

@@ -12,13 +12,12 @@ from __future__ import annotations
 import dataclasses
 
 from recordings.reader import Recording
-from replay.engine import Moment
+from replay.engine import Moment, NodeRun, Pass
 from replay.engine import moment as engine_moment
 from replay.explain import Explanation, ObservationRow, manager_state
 from replay.kubelet.duration import format_duration
 from replay.kubelet.ranking import RankFacts, rank_facts
 from replay.kubelet.thresholds import get_threshold_quantity
-from replay.reference import NodeRun, Pass
 from replay.settings import SettingsRequest
 
 

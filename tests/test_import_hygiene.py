@@ -1,4 +1,5 @@
-"""The port and the recorder never import the UI: no `textual`, nothing from `tui` (docs/style.md)."""
+"""Import rules: the core never imports the UI; recordings never import replay; the port imports only itself
+and the base; the UI takes results from the engine, never its internals (docs/style.md)."""
 
 from __future__ import annotations
 
@@ -63,3 +64,61 @@ def test_no_core_source_file_imports_the_ui(package: str) -> None:
         if _FORBIDDEN.search(path.read_text(encoding="utf-8"))
     ]
     assert offenders == []
+
+
+# -- the layering rules (docs/style.md, issue "one engine"), read from every import statement, at any depth ---
+def _imports(package: str) -> dict[str, set[str]]:
+    """Source file → the absolute module names it imports (``import x`` and ``from x import y``)."""
+    import ast
+
+    found: dict[str, set[str]] = {}
+    for path in sorted((ROOT / package).rglob("*.py")):
+        names: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.add(node.module)
+        found[str(path.relative_to(ROOT))] = names
+    return found
+
+
+def _first_party(name: str) -> bool:
+    return name.split(".")[0] in ("replay", "recordings", "tui")
+
+
+BASE = ("recordings.errors", "recordings.duration")
+"""The small base the port may lean on: one error tree and Go's duration grammar."""
+
+
+def test_recordings_never_import_replay_or_the_ui() -> None:
+    offenders = {f: sorted(n for n in names if n.split(".")[0] in ("replay", "tui"))
+                 for f, names in _imports("recordings").items()}
+    assert {f: n for f, n in offenders.items() if n} == {}
+
+
+def test_the_port_imports_only_itself_and_the_base() -> None:
+    port = {f: names for f, names in _imports("replay").items() if f.startswith("replay/kubelet/")}
+    offenders = {f: sorted(n for n in names if _first_party(n) and not n.startswith("replay.kubelet")
+                           and n not in BASE) for f, names in port.items()}
+    assert {f: n for f, n in offenders.items() if n} == {}
+
+
+ENGINE_INTERNALS = ("replay.fast", "replay.reference", "replay.collect", "replay.kubelet.manager",
+                    "replay.kubelet.ranking", "replay.kubelet.stats")
+"""What only the engine uses: the UI takes finished results (replay.engine, replay.results, replay.views …)."""
+
+
+def test_the_ui_takes_results_and_never_reaches_into_the_engine() -> None:
+    offenders = {f: sorted(n for n in names if n.startswith(ENGINE_INTERNALS))
+                 for f, names in _imports("tui").items()}
+    assert {f: n for f, n in offenders.items() if n} == {}
+
+
+def test_the_engine_has_one_entry_the_front_ends_use() -> None:
+    """replay, whatif, explain --at and the TUI reach the columnar path only through replay.engine."""
+    front_ends = {f: names for f, names in {**_imports("replay"), **_imports("tui")}.items()
+                  if f.startswith(("replay/cli/", "tui/")) or f in ("replay/moment.py", "replay/whatif.py")}
+    offenders = {f: sorted(n for n in names if n.startswith(("replay.fast", "replay.reference", "replay.collect")))
+                 for f, names in front_ends.items()}
+    assert {f: n for f, n in offenders.items() if n} == {}
