@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 
 from replay.results import TIME, Eviction, ReplayResult, _schema
+from replay.views import pressure_seconds
 
 COMPARE_SCHEMA = _schema({
     "variant": pl.Int32, "label": pl.String, "node": pl.String, "namespace": pl.String, "pod": pl.String,
@@ -81,13 +82,10 @@ class Comparison:
 
 
 def _pressure(result: ReplayResult) -> dict[str, float]:
-    last = {n.node: n.last_time for n in result.nodes}
+    """Condition → seconds on, summed over the nodes (:func:`replay.views.pressure_seconds`)."""
     out: dict[str, float] = {}
-    for row in result.conditions.iter_rows(named=True):
-        end = row["to"] or last.get(row["node"])
-        if end is None:
-            continue
-        out[row["condition"]] = out.get(row["condition"], 0.0) + (end - row["from"]).total_seconds()
+    for (_node, condition), seconds in pressure_seconds(result).items():
+        out[condition] = out.get(condition, 0.0) + seconds
     return dict(sorted(out.items()))
 
 
@@ -168,3 +166,48 @@ def to_document(c: Comparison) -> dict[str, Any]:
                          for e in p.evictions],
         } for p in c.pods],
     }
+
+
+@dataclass(frozen=True)
+class EvictionPair:
+    """One pod either of two results evicts, with its first eviction in each (None where it is not evicted)."""
+
+    node: str
+    namespace: str
+    pod: str
+    a: Eviction | None
+    b: Eviction | None
+
+    @property
+    def key(self) -> str:
+        return f"{self.node}/{self.namespace}/{self.pod}"
+
+    @property
+    def status(self) -> str:
+        if self.a is None:
+            return "only in B"
+        if self.b is None:
+            return "only in A"
+        if self.a.message != self.b.message:
+            return "message differs"
+        return "same message" if self.a.tick == self.b.tick else "same message, other time"
+
+    @property
+    def first_time(self) -> datetime | None:
+        times = [e.time for e in (self.a, self.b) if e is not None]
+        return min(times) if times else None
+
+
+def align(a: ReplayResult, b: ReplayResult) -> list[EvictionPair]:
+    """Each pod (node, namespace, name) either result evicts, its first eviction in each, in the order they
+    first happen (two results side by side, as the TUI's Compare screen shows them)."""
+
+    def first(result: ReplayResult) -> dict[tuple[str, str, str], Eviction]:
+        out: dict[tuple[str, str, str], Eviction] = {}
+        for e in result.evictions:
+            out.setdefault((e.node, e.namespace, e.pod), e)
+        return out
+
+    fa, fb = first(a), first(b)
+    pairs = [EvictionPair(*k, fa.get(k), fb.get(k)) for k in dict.fromkeys([*fa, *fb])]
+    return sorted(pairs, key=lambda p: (p.first_time is None, p.first_time or datetime.min, p.key))

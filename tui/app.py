@@ -2,25 +2,29 @@
 
 The app holds the loaded results (the first one as loaded or replayed with its recorded settings,
 then each what-if run from inside) and runs every slow step in a thread worker that posts
-:mod:`tui.messages`; screens read ``app.view`` and ask the app to run what-ifs.
+:mod:`tui.messages`; screens read ``app.view`` and post messages up (run a what-if, use a result,
+compare). A worker that raises, the app's or a screen's, ends in one handler (:meth:`on_work_failed`):
+before any result the error screen, after it a notification, always one line.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
-from textual import work
+from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.worker import Worker
 
 from recordings.errors import EvictlensError
 from replay.settings import SettingsRequest
 from tui.loading import ReplayJob, classify, describe_request
-from tui.messages import LoadFailed, ReplayProgress, ResultsReady
+from tui.messages import CompareResults, ReplayProgress, ResultsReady, RunWhatIf, UseResult, WorkFailed, worker_failure
 from tui.results_view import ResultsView
 from tui.screens.base import ResultsScreen
 from tui.screens.error import ErrorScreen
@@ -30,14 +34,6 @@ from tui.screens.overview import OverviewScreen
 from tui.widgets.record_table import RecordTable
 
 FIRST = "as recorded"
-
-
-def one_line(exc: BaseException) -> str:
-    """What the user sees of a failure: the error's one line; never a traceback."""
-    if isinstance(exc, EvictlensError):
-        return exc.one_line()
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return f"internal error: {type(exc).__name__}: {text}"
 
 
 class EvictlensApp(App[int]):
@@ -80,32 +76,27 @@ class EvictlensApp(App[int]):
     # -- loading ------------------------------------------------------------------------------
     def on_mount(self) -> None:
         self.push_screen(LoadingScreen(self._target_name()))
-        self.load_target()
+        self.run_worker(self._load_target, name=FIRST, group="load", thread=True, exit_on_error=False)
 
     def _target_name(self) -> str:
         return "the bundled sample (sidecar-stress)" if self.target is None else str(self.target)
 
-    @work(thread=True, group="load", exit_on_error=False)
-    def load_target(self) -> None:
-        label = FIRST
-        try:
-            if self.target is None:
-                from tui.sample import sample_recording
+    def _load_target(self) -> None:
+        """The first result: a results directory read lazily, or the recording replayed (a worker's job)."""
+        if self.target is None:
+            from tui.sample import sample_recording
 
-                path, kind = sample_recording(self.cache), "recording"
-            else:
-                path = self.target
-                kind = classify(path)
-            if kind == "results":
-                from tui.results_dir import open_results_dir
+            path, kind = sample_recording(self.cache), "recording"
+        else:
+            path = self.target
+            kind = classify(path)
+        if kind == "results":
+            from tui.results_dir import open_results_dir
 
-                view = open_results_dir(path, label=path.name)
-                view.lowest_available()  # the overview's one aggregation, here in the worker
-            else:
-                view = self._replay(ReplayJob(path, SettingsRequest(label=label), label))
-        except Exception as exc:  # the TUI edge: every failure becomes the error screen's one line
-            self.post_message(LoadFailed(label, one_line(exc)))
-            return
+            view = open_results_dir(path, label=path.name)
+            view.lowest_available()  # the overview's one aggregation, here in the worker
+        else:
+            view = self._replay(ReplayJob(path, SettingsRequest(label=FIRST), FIRST))
         self.post_message(ResultsReady(view))
 
     def _replay(self, job: ReplayJob) -> ResultsView:
@@ -122,27 +113,53 @@ class EvictlensApp(App[int]):
         view.lowest_available()
         return view
 
-    def run_whatif(self, request: SettingsRequest) -> str:
-        """Replay the current result's recording with other settings, in a worker; returns its label."""
+    # -- what screens ask for -------------------------------------------------------------------
+    @on(RunWhatIf)
+    def run_whatif(self, message: RunWhatIf) -> None:
+        """Replay the current result's recording with the form's settings on the engine, in a worker."""
         recording = self.view.recording()
         if recording is None:
-            raise EvictlensError("the recording of this result is not on disk; a what-if needs it",
-                                 source=self.view.result.recording)
-        self._whatifs += 1
-        label = f"what-if {self._whatifs}: {describe_request(request)}"
-        self._run_whatif(recording, SettingsRequest(
-            kubelet_version=request.kubelet_version, feature_gates=request.feature_gates,
-            baseline=request.baseline, overrides=request.overrides, topology=request.topology, label=label))
-        return label
-
-    @work(thread=True, group="whatif", exit_on_error=False)
-    def _run_whatif(self, recording: Path, request: SettingsRequest) -> None:
-        try:
-            view = self._replay(ReplayJob(recording, request, request.label))
-        except Exception as exc:
-            self.post_message(LoadFailed(request.label, one_line(exc)))
+            self.post_message(WorkFailed("what-if", EvictlensError(
+                "the recording of this result is not on disk; a what-if needs it",
+                source=self.view.result.recording).one_line()))
             return
-        self.post_message(ResultsReady(view))
+        self._whatifs += 1
+        label = f"what-if {self._whatifs}: {describe_request(message.request)}"
+        request = dataclasses.replace(message.request, label=label)
+        for screen in self.screen_stack:
+            if isinstance(screen, ResultsScreen):
+                screen.show_started(label)
+        self.run_worker(partial(self._run_whatif, recording, request), name=label, group="whatif", thread=True,
+                        exit_on_error=False)
+
+    def _run_whatif(self, recording: Path, request: SettingsRequest) -> None:
+        self.post_message(ResultsReady(self._replay(ReplayJob(recording, request, request.label))))
+
+    @on(UseResult)
+    def use_result(self, message: UseResult) -> None:
+        if 0 <= message.index < len(self.results):
+            self.use(message.index)
+            self.notify(f"now showing: {self.view.label}", timeout=3)
+
+    @on(CompareResults)
+    def compare_results(self, message: CompareResults) -> None:
+        from tui.screens.compare import CompareScreen
+
+        if len(self.results) < 2:
+            self.notify("only one result so far: run a what-if (w) to have something to compare",
+                        severity="warning")
+            return
+        b_index = message.b_index
+        if b_index is None:
+            b_index = self.current if self.current != 0 else len(self.results) - 1
+        self.push_screen(CompareScreen(self.results[0], self.results[b_index]))
+
+    # -- what workers report ----------------------------------------------------------------------
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The app's own workers: an error becomes :class:`WorkFailed` (screens forward theirs the same way)."""
+        failed = worker_failure(event)
+        if failed is not None:
+            self.post_message(failed)
 
     def on_replay_progress(self, message: ReplayProgress) -> None:
         for screen in self.screen_stack:
@@ -157,7 +174,9 @@ class EvictlensApp(App[int]):
             self.notify(f"{message.view.label}: {len(message.view.result.evictions)} evictions", title="what-if done")
             self._notify_screens()
 
-    def on_load_failed(self, message: LoadFailed) -> None:
+    def on_work_failed(self, message: WorkFailed) -> None:
+        """The one place a failure shows: the error screen before any result, else a notification and the
+        screens' own line (the what-if form's status)."""
         if not self.results:
             self.failed = message.problem
             self.switch_screen(ErrorScreen(self._target_name(), message.problem))
@@ -179,10 +198,10 @@ class EvictlensApp(App[int]):
             self.push_screen(WhatIfScreen())
 
     def action_compare(self) -> None:
-        from tui.screens.compare import CompareScreen, open_compare
+        from tui.screens.compare import CompareScreen
 
         if self.results and not isinstance(self.screen, CompareScreen):
-            open_compare(self)
+            self.post_message(CompareResults())
 
     def action_export(self, fmt: str) -> None:
         from tui.export import export_table

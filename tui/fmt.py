@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from replay.replay_report import fmt_bytes
-from tui.results_view import is_bytes
+from replay.views import is_bytes
 
 
 def fmt_signal_value(signal: str, value: int | None) -> str:

@@ -63,7 +63,8 @@ class ReplayJob:
 
 
 def describe_request(request: SettingsRequest) -> str:
-    """One line for a result's settings: the version and every flag given."""
+    """One line for a result's settings: the version, every flag given, and the closed loop when chosen."""
     version = request.kubelet_version or "per node"
     flags = ", ".join(f"{k} {v}" for k, v in request.overrides.given().items())
-    return f"kubelet {version}" + (f"; {flags}" if flags else "")
+    return (f"kubelet {version}" + (f"; {flags}" if flags else "")
+            + ("; counterfactual" if request.counterfactual else ""))

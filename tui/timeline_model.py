@@ -14,7 +14,7 @@ from datetime import datetime
 import polars as pl
 
 from replay.results import Eviction, Match, NodeResult, ThresholdSetting
-from tui.results_view import is_bytes, signal_key
+from replay.views import is_bytes, signal_key
 
 MIN_WINDOW = 8
 

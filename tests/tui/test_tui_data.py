@@ -9,8 +9,6 @@ import polars as pl
 from recordings.reader import open_recording
 from replay.engine import replay_recording
 from replay.results_io import load
-from replay.settings import SettingsRequest
-from tui.compare import align
 from tui.export import to_csv
 from tui.loading import classify
 from tui.results_dir import open_results_dir
@@ -63,14 +61,6 @@ def test_the_plot_reduces_a_long_window_by_the_minimum_of_each_bucket(sample_rec
     assert len(data.xs) <= len(model.ticks) and min(v for v in data.ys if v is not None) == min(values) / data.scale
     assert [label for label, _ in data.thresholds] == ["hard memory.available<1536Mi"]
     assert [b.condition for b in data.bands] == ["MemoryPressure"]
-
-
-def test_compare_aligns_evictions_by_pod(sample_rec: Path) -> None:
-    rec = open_recording(sample_rec)
-    a = replay_recording(rec, SettingsRequest(kubelet_version="1.30"))
-    b = replay_recording(rec, SettingsRequest(kubelet_version="1.32"))
-    (pair,) = align(a, b)
-    assert (pair.pod, pair.status) == ("alloc-sidecars", "message differs")
 
 
 def test_csv_export_writes_raw_values() -> None:

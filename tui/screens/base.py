@@ -1,4 +1,5 @@
-"""What every results screen shares: back on ``escape``/``q`` (as in k9s), hooks the app calls on changes."""
+"""What every results screen shares: back on ``escape``/``q`` (as in k9s), hooks the app calls on changes,
+and its workers' failures passed up to the app's one handler."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.worker import Worker
+
+from tui.messages import worker_failure
 
 if TYPE_CHECKING:
     from tui.app import EvictlensApp
@@ -29,11 +33,20 @@ class ResultsScreen(Screen[None]):
     def action_back(self) -> None:
         self.dismiss()
 
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A worker of this screen raised: up to the app as :class:`~tui.messages.WorkFailed` (it bubbles)."""
+        failed = worker_failure(event)
+        if failed is not None:
+            self.post_message(failed)
+
     def results_changed(self) -> None:
         """The current result switched, or a new one arrived."""
 
     def show_progress(self, label: str, done: int, total: int) -> None:
         """A replay advanced."""
 
+    def show_started(self, label: str) -> None:
+        """A what-if replay started under ``label``."""
+
     def show_failure(self, label: str, problem: str) -> None:
-        """A replay failed."""
+        """Some work failed (a replay, or a screen's loading)."""

@@ -11,30 +11,20 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
+from replay.compare import EvictionPair, align
 from replay.replay_report import marked_diff
-from tui.compare import Pair, align
 from tui.fmt import fmt_clock
 from tui.results_view import ResultsView
 from tui.screens.base import ResultsScreen
 from tui.widgets.record_table import Column, Record, RecordTable
 
 if TYPE_CHECKING:
-    from tui.app import EvictlensApp
+    pass
 
 STATUS_STYLE = {"message differs": "bold yellow", "only in A": "red", "only in B": "green"}
 
 
-def open_compare(app: EvictlensApp, b_index: int | None = None) -> None:
-    """Compare the first result with ``b_index`` (default: the current one, else the newest other)."""
-    if len(app.results) < 2:
-        app.notify("only one result so far: run a what-if (w) to have something to compare", severity="warning")
-        return
-    if b_index is None:
-        b_index = app.current if app.current != 0 else len(app.results) - 1
-    app.push_screen(CompareScreen(app.results[0], app.results[b_index]))
-
-
-def pair_records(pairs: list[Pair]) -> tuple[list[Column], list[Record]]:
+def pair_records(pairs: list[EvictionPair]) -> tuple[list[Column], list[Record]]:
     columns = [Column("pod", "pod"), Column("node", "node"), Column("a_time", "A time", fmt_clock),
                Column("b_time", "B time", fmt_clock), Column("status", "difference")]
     records = [Record(p.key, (f"{p.namespace}/{p.pod}", p.node, p.a.time if p.a else None,
@@ -43,7 +33,7 @@ def pair_records(pairs: list[Pair]) -> tuple[list[Column], list[Record]]:
     return columns, records
 
 
-def pair_text(pair: Pair, a_label: str, b_label: str) -> Text:
+def pair_text(pair: EvictionPair, a_label: str, b_label: str) -> Text:
     out = Text()
     out.append(f"A · {a_label}\n", style="bold")
     out.append((pair.a.message if pair.a else "(not evicted)") + "\n\n")
@@ -62,7 +52,7 @@ class CompareScreen(ResultsScreen):
     def __init__(self, a: ResultsView, b: ResultsView) -> None:
         super().__init__()
         self.a, self.b = a, b
-        self.pairs: list[Pair] = []
+        self.pairs: list[EvictionPair] = []
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
@@ -85,7 +75,7 @@ class CompareScreen(ResultsScreen):
         self.query_one("#pairs", RecordTable).show(*pair_records(self.pairs))
         self._detail(self.pairs[0] if self.pairs else None)
 
-    def _detail(self, pair: Pair | None) -> None:
+    def _detail(self, pair: EvictionPair | None) -> None:
         text = pair_text(pair, self.a.label, self.b.label) if pair else Text("Neither result evicts anything.")
         self.query_one("#pair-detail", Static).update(text)
 

@@ -13,10 +13,10 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static, TextArea
 
 from replay.impact import owner_impact
+from replay.podview import ContainerRow
 from replay.replay_report import fmt_bytes, marked_diff
 from replay.results import Eviction, RankedPod
 from tui.fmt import fmt_clock, fmt_signal_value
-from tui.pods import ContainerRow
 from tui.screens.base import ResultsScreen
 from tui.widgets.record_table import Column, Record, RecordTable
 
@@ -135,10 +135,10 @@ class EvictionScreen(ResultsScreen):
         return Text.assemble(("Against the real message (red: only in the real one; green: only predicted):\n",
                               "bold"), marked_diff(match.real.message, e.message))
 
-    @work(thread=True, exit_on_error=False)
+    @work(thread=True, exit_on_error=False, name="containers of the evicted pod")
     def load_containers(self) -> None:
         from recordings.reader import open_recording
-        from tui.pods import containers_at
+        from replay.podview import containers_at
 
         path = self.view.recording()
         if path is None:

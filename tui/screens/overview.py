@@ -11,8 +11,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
+from replay.views import CONDITIONS, SHORT_SIGNAL
 from tui.fmt import fmt_clock, fmt_duration, fmt_ratio, fmt_signal_value
-from tui.results_view import CONDITIONS, SHORT_SIGNAL, ResultsView
+from tui.messages import UseResult
+from tui.results_view import ResultsView
 from tui.screens.base import ResultsScreen
 from tui.widgets.record_table import Column, Record, RecordTable
 
@@ -148,4 +150,4 @@ class OverviewScreen(ResultsScreen):
                         severity="warning")
 
     def action_next_result(self) -> None:
-        self.el_app.use((self.el_app.current + 1) % len(self.el_app.results))
+        self.post_message(UseResult((self.el_app.current + 1) % len(self.el_app.results)))

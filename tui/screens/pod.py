@@ -11,10 +11,10 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Header, Static
 from textual_plotext import PlotextPlot
 
+from replay.podview import PodSeries
 from replay.replay_report import fmt_bytes
 from replay.results import Eviction
 from tui.fmt import fmt_clock
-from tui.pods import PodSeries
 from tui.screens.base import ResultsScreen
 from tui.screens.eviction import impact_of
 
@@ -44,10 +44,10 @@ class PodScreen(ResultsScreen):
     def results_changed(self) -> None:
         self.query_one("#pod-story", Static).update(self.story())
 
-    @work(thread=True, exit_on_error=False)
+    @work(thread=True, exit_on_error=False, name="the pod's usage")
     def load(self) -> None:
         from recordings.reader import open_recording
-        from tui.pods import pod_series
+        from replay.podview import pod_series
 
         path = self.view.recording()
         if path is None:

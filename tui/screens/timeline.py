@@ -13,8 +13,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widgets import Footer, Header, Static
 
+from replay.views import SHORT_SIGNAL
 from tui.fmt import fmt_clock, fmt_signal_value
-from tui.results_view import SHORT_SIGNAL
 from tui.screens.base import ResultsScreen
 from tui.timeline_model import TimelineModel
 from tui.widgets.signal_plot import SignalPlot
@@ -74,7 +74,7 @@ class TimelineScreen(ResultsScreen):
     def results_changed(self) -> None:
         self.load_series()
 
-    @work(thread=True, exclusive=True, exit_on_error=False)
+    @work(thread=True, exclusive=True, exit_on_error=False, name="the node's signals")
     def load_series(self) -> None:
         view = self.view
         series = view.node_series(self.node)

@@ -1,4 +1,5 @@
-"""Screen 6: edit thresholds or the kubelet version, re-run in a worker, switch between results, compare."""
+"""Screen 6: edit thresholds or the kubelet version (open or closed loop), re-run on the engine, switch between
+results, compare. The form posts what the user asked for; the app runs it."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Button, DataTable, Footer, Header, Input, Label, ProgressBar, Select, Static
+from textual.widgets import Button, Checkbox, DataTable, Footer, Header, Input, Label, ProgressBar, Select, Static
 
 from recordings.errors import EvictlensError
 from replay.kubelet.config import FlagOverrides
 from replay.kubelet.versions import KNOWN_VERSIONS
 from replay.settings import SettingsRequest
+from tui.messages import CompareResults, RunWhatIf, UseResult
 from tui.screens.base import ResultsScreen
 from tui.widgets.record_table import Column, Record, RecordTable
 
@@ -28,8 +30,13 @@ FIELDS = (
 )
 
 
-def request_from_form(version: str, values: dict[str, str]) -> SettingsRequest:
-    """The form as a :class:`SettingsRequest`: each non-empty field is that kubelet flag."""
+COUNTERFACTUAL_HINT = ("closed loop: take each predicted eviction's pod usage off its node's later summaries "
+                       "(--counterfactual, replay/COUNTERFACTUAL.md)")
+
+
+def request_from_form(version: str, values: dict[str, str], *, counterfactual: bool = False) -> SettingsRequest:
+    """The form as a :class:`SettingsRequest`: each non-empty field is that kubelet flag; ``counterfactual``
+    the closed-loop choice (open loop, as recorded, when off)."""
     def many(name: str) -> tuple[str, ...]:
         return (values[name].strip(),) if values.get(name, "").strip() else ()
 
@@ -40,7 +47,8 @@ def request_from_form(version: str, values: dict[str, str]) -> SettingsRequest:
         eviction_hard=many("hard"), eviction_soft=many("soft"), eviction_soft_grace_period=many("soft-grace"),
         eviction_pressure_transition_period=values.get("transition", "").strip() or None,
         eviction_max_pod_grace_period=int(max_grace) if max_grace else None)
-    return SettingsRequest(kubelet_version=None if version == PER_NODE else version, overrides=overrides)
+    return SettingsRequest(kubelet_version=None if version == PER_NODE else version, overrides=overrides,
+                           counterfactual=counterfactual)
 
 
 class WhatIfScreen(ResultsScreen):
@@ -65,6 +73,9 @@ class WhatIfScreen(ResultsScreen):
                 with Horizontal(classes="form-row"):
                     yield Label(flag, classes="form-label")
                     yield Input(placeholder=hint, id=name)
+            with Horizontal(classes="form-row"):
+                yield Label("--counterfactual", classes="form-label")
+                yield Checkbox(COUNTERFACTUAL_HINT, id="counterfactual")
             with Horizontal(classes="form-row"):
                 yield Button("Run (ctrl+r)", id="run", variant="primary")
                 yield Button("Compare A with selected (ctrl+o)", id="compare")
@@ -97,6 +108,10 @@ class WhatIfScreen(ResultsScreen):
         self.query_one("#whatif-progress", ProgressBar).update(total=total, progress=done)
         self.query_one("#whatif-status", Static).update(f"{label}: {done} of {total} passes")
 
+    def show_started(self, label: str) -> None:
+        self.query_one("#whatif-progress", ProgressBar).update(total=None, progress=0)
+        self.query_one("#whatif-status", Static).update(f"{label}: starting")
+
     def show_failure(self, label: str, problem: str) -> None:
         self.query_one("#whatif-status", Static).update(Text(f"{label}: {problem}", style="bold red"))
 
@@ -106,28 +121,25 @@ class WhatIfScreen(ResultsScreen):
     def action_run(self) -> None:
         version = str(self.query_one("#version", Select).value)
         try:
-            label = self.el_app.run_whatif(request_from_form(version, self.form_values()))
+            request = request_from_form(version, self.form_values(),
+                                        counterfactual=self.query_one("#counterfactual", Checkbox).value)
         except EvictlensError as err:
             self.show_failure("what-if", err.one_line())
             return
-        self.query_one("#whatif-progress", ProgressBar).update(total=None, progress=0)
-        self.query_one("#whatif-status", Static).update(f"{label}: starting")
+        self.post_message(RunWhatIf(request))
 
     def _selected(self) -> int | None:
         key = self.query_one("#results", RecordTable).selected_key()
         return None if key is None else int(key)
 
     def action_compare(self) -> None:
-        from tui.screens.compare import open_compare
-
         index = self._selected()
-        open_compare(self.el_app, index if index else None)
+        self.post_message(CompareResults(index if index else None))
 
     def action_use(self) -> None:
         index = self._selected()
         if index is not None:
-            self.el_app.use(index)
-            self.notify(f"now showing: {self.el_app.view.label}", timeout=3)
+            self.post_message(UseResult(index))
 
     @on(DataTable.RowSelected, "#results")
     def _row(self) -> None:

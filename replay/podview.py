@@ -1,19 +1,23 @@
-"""A pod's containers and usage from the recording: what the eviction detail and pod view show.
+"""One pod as the recording saw it: its containers at an eviction and its usage over time.
 
-The result names the pod; the recording has its spec (requests, limits, which containers are
-init, sidecar or ephemeral) and every tick's container stats. Memory usage is the working set
-(what the kubelet ranks by); disk usage is rootfs + logs (ephemeral storage).
+A result names the pod; the recording has its spec (requests, limits, which containers are init,
+sidecar or ephemeral) and every tick's container stats. Memory usage is the working set (what the
+kubelet ranks by); disk usage is rootfs + logs (ephemeral storage). Every read here pushes the node,
+the pod and (for a moment) the tick into the scans, so a pod of a 100-node day costs one node's rows
+of one pod, never whole tables (front ends: the TUI's eviction detail and pod view).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+import orjson
 import polars as pl
 
-from recordings.reader import Recording
+from recordings.reader import Recording, to_micros
+from recordings.summary_codec import EPOCH
 from replay.kubelet.quantity import Quantity
 from replay.results import Eviction
 
@@ -22,6 +26,8 @@ KINDS = ("regular", "init", "sidecar", "ephemeral")
 
 @dataclass(frozen=True)
 class ContainerRow:
+    """One container of an evicted pod at the eviction's tick: usage against its request and limit."""
+
     name: str
     kind: str
     memory: int | None
@@ -73,12 +79,39 @@ def _add(*values: int | None) -> int | None:
     return sum(present) if present else None
 
 
+def _versions(rec: Recording, namespace: str, name: str, uid: str | None, at: datetime | None) -> pl.DataFrame:
+    """The stored versions of one pod (by uid, or by namespace/name), observed at or before ``at``, in order."""
+    who = (pl.col("namespace") == namespace) & (pl.col("name") == name)
+    if uid:
+        who = who | (pl.col("uid") == uid)
+    wanted = (pl.col("kind") == "pod") & who
+    if at is not None:
+        wanted = wanted & (pl.col("observed") <= EPOCH + timedelta(microseconds=to_micros(at)))
+    frame = rec.scan_objects().filter(wanted).select("observed", "namespace", "name", "uid", "deleted", "body")
+    return rec._collect("objects", frame).sort("observed", maintain_order=True)
+
+
 def find_pod(rec: Recording, node: str, namespace: str, name: str, at: datetime | None) -> dict[str, Any] | None:
-    for pod in rec.pods_at(node, at):
-        meta = pod.get("metadata") or {}
-        if meta.get("name") == name and meta.get("namespace", "default") == namespace:
+    """The pod bound to ``node`` named ``namespace/name`` as of ``at`` (its latest version, not deleted);
+    what :meth:`Recording.pods_at` would list, read for this one pod only."""
+    df = _versions(rec, namespace, name, None, at)
+    df = df.with_columns(pl.coalesce("uid", pl.col("namespace") + "/" + pl.col("name")).alias("_key"))
+    last = df.group_by("_key", maintain_order=True).last()
+    for body, deleted in zip(last["body"], last["deleted"], strict=True):
+        if deleted:
+            continue
+        pod: dict[str, Any] = orjson.loads(body)
+        if (pod.get("spec") or {}).get("nodeName") == node:
             return pod
     return None
+
+
+def _any_version(rec: Recording, namespace: str, name: str, uid: str) -> dict[str, Any] | None:
+    """The last version of the pod with ``uid`` that is not a tombstone (a pod deleted by the end)."""
+    df = _versions(rec, namespace, name, uid, None).filter(pl.col("uid") == uid)
+    bodies = [b for b, d in zip(df["body"], df["deleted"], strict=True) if not d]
+    found: dict[str, Any] | None = orjson.loads(bodies[-1]) if bodies else None
+    return found
 
 
 def containers_at(rec: Recording, eviction: Eviction) -> list[ContainerRow]:
@@ -122,18 +155,21 @@ class PodSeries:
 
 
 def pod_series(rec: Recording, node: str, namespace: str, name: str, uid: str) -> PodSeries:
-    stats = (rec.scan_container_stats()
-             .filter((pl.col("node") == node) & (pl.col("pod_uid") == uid))
+    """The pod's usage at every tick of ``node`` and its total requests and limits (regular and sidecar
+    containers, as the kubelet sums them); only this node's rows of this pod are read."""
+    wanted = (pl.col("node") == node) & (pl.col("pod_uid") == uid)
+    query = (rec.scan_container_stats().filter(wanted)
              .group_by("tick")
              .agg(pl.col("memory_time").max().alias("time"),
                   pl.col("memory_working_set_bytes").cast(pl.Int64).sum().alias("memory"),
                   (pl.col("rootfs_used_bytes").cast(pl.Int64).fill_null(0)
                    + pl.col("logs_used_bytes").cast(pl.Int64).fill_null(0)).sum().alias("disk"))
              .with_columns(pl.col("tick").cast(pl.Int64))
-             .sort("tick").collect())
+             .sort("tick"))
+    stats = rec._collect("container_stats", query)
     pod = find_pod(rec, node, namespace, name, None)
     if pod is None:  # deleted by the end of the recording: its last live version
-        pod = _any_version(rec, uid) or {}
+        pod = _any_version(rec, namespace, name, uid) or {}
     containers = spec_containers(pod)
 
     def total(group: str, resource: str) -> int | None:
@@ -142,12 +178,3 @@ def pod_series(rec: Recording, node: str, namespace: str, name: str, uid: str) -
     return PodSeries(stats, total("requests", "memory"), total("limits", "memory"),
                      total("requests", "ephemeral-storage"), total("limits", "ephemeral-storage"),
                      [(n, k) for n, k, _r in containers])
-
-
-def _any_version(rec: Recording, uid: str) -> dict[str, Any] | None:
-    import orjson
-
-    df = rec.scan_objects().filter((pl.col("kind") == "pod") & (pl.col("uid") == uid)).collect()
-    bodies = [b for b, d in zip(df["body"], df["deleted"], strict=True) if not d]
-    return orjson.loads(bodies[-1]) if bodies else None
-
