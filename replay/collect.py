@@ -35,6 +35,7 @@ from replay.results import (
     OVERCOMMIT_SCHEMA,
     SIGNALS_SCHEMA,
     Eviction,
+    Match,
     NodeResult,
     RankedPod,
     ReplayResult,
@@ -354,6 +355,11 @@ class ResultBuilder:
 
     def finish(self, notes: Iterable[str] = ()) -> ReplayResult:
         nodes = []
+        rec = self.rec
+        interval = recording_interval(rec)
+        evictions = tuple(self._evictions)
+        matches = match(real_evictions(rec), evictions, interval)
+        parted = horizons(matches, evictions)
         overcommit = _concat_lazy([p.overcommit for p in self._partials], OVERCOMMIT_SCHEMA)
         for p in self._partials:
             cfg = p.settings.config
@@ -370,10 +376,8 @@ class ResultBuilder:
                 first_time=p.first, last_time=p.last,
                 overcommit_lead_s=({} if p.first_eviction is None else overcommit_lead(
                     p.overcommit.collect().iter_rows(named=True), p.first_eviction)),
+                horizon=parted.get(p.node, (None, ""))[0], horizon_reason=parted.get(p.node, (None, ""))[1],
             ))
-        rec = self.rec
-        interval = recording_interval(rec)
-        evictions = tuple(self._evictions)
         settings = {**self.request.describe(), "digest": settings_digest([p.settings for p in self._partials])}
         extra = [*getattr(rec, "notes", [])]
         if rec.manifest.source == "scenario":
@@ -386,13 +390,44 @@ class ResultBuilder:
                           *NOTES[2:])
         return ReplayResult(
             recording=str(rec.root), interval_seconds=interval, settings=settings, nodes=tuple(nodes),
-            evictions=evictions, matches=match(real_evictions(rec), evictions, interval),
+            evictions=evictions, matches=matches,
             notes=(*base_notes, *extra, *notes),
             signals=_concat_lazy([p.signals for p in self._partials], SIGNALS_SCHEMA),
             conditions=_concat([p.conditions for p in self._partials], CONDITIONS_SCHEMA).sort(
                 "node", "from", "condition"),
             overcommit=overcommit, spool=self.spool,
         )
+
+
+def horizons(matches: Sequence[Match], evictions: Sequence[Eviction]) -> dict[str, tuple[datetime, str]]:
+    """Per node, the first moment the replay and the recording part ways, and why: a real eviction the replay
+    does not make (or not within one interval of it), or an eviction the replay makes that the recording
+    does not show. A real eviction whose node is unknown cannot be placed and parts nothing."""
+    out: dict[str, tuple[datetime, str]] = {}
+
+    def part(node: str, when: datetime, why: str) -> None:
+        if node not in out or when < out[node][0]:
+            out[node] = (when, why)
+
+    by_id = {e.id: e for e in evictions}
+    agreed: set[int] = set()
+    for m in matches:
+        r = m.real
+        if m.predicted_id is not None:
+            agreed.add(m.predicted_id)
+            if m.within_interval is not False:
+                continue
+            e = by_id[m.predicted_id]
+            assert r.time is not None  # within_interval is False only when both times are known
+            part(e.node, min(e.time, r.time), f"the replay evicts {e.namespace}/{e.pod} at "
+                 f"{e.time.isoformat()}, the recording at {r.time.isoformat()}")
+        elif r.node and r.time is not None:
+            part(r.node, r.time, f"the recording shows {r.namespace}/{r.pod} evicted, which the replay does not "
+                 "evict")
+    for e in evictions:
+        if e.id not in agreed:
+            part(e.node, e.time, f"the replay evicts {e.namespace}/{e.pod}, which the recording does not show evicted")
+    return out
 
 
 def assemble(rec: Recording, request: SettingsRequest, partials: Iterable[NodePartial],

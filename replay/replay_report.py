@@ -144,6 +144,8 @@ def print_result(result: ReplayResult, *, output: str | None = None, console: Co
                       f"{fmt_time(row['to']) if row['to'] else 'the end of the recording'}")
         for line in overcommit_lines(result, n):
             out.print(line, markup=False)
+        if n.horizon is not None:
+            out.print(f"  as recorded until {fmt_time(n.horizon)}, modelled after: {n.horizon_reason}", markup=False)
     if result.evictions:
         table = Table(title="evictions the kubelet would make", title_justify="left")
         for col in ("#", "time", "node", "pod", "cause", "observed < threshold", "grace"):

@@ -15,8 +15,11 @@ from typing import Any
 
 import polars as pl
 
-SCHEMA_VERSION = 1
-"""Of the results directory (``replay/RESULTS.md``); readers refuse versions they do not know."""
+SCHEMA_VERSION = 2
+"""Of the results directory (``replay/RESULTS.md``); readers refuse versions they do not know.
+2: per-node ``horizon``/``horizon_reason``."""
+READABLE_VERSIONS = (1, 2)
+"""Every version this evictlens ever wrote: an older results directory still opens (new keys take defaults)."""
 
 TIME = pl.Datetime("us", "UTC")
 
@@ -111,6 +114,12 @@ class NodeResult:
     overcommit_lead_s: Mapping[str, float] = field(default_factory=dict)
     """Resource → seconds the node had been overcommitted (Σ limits > allocatable, without a break) when its
     first eviction came; only resources overcommitted at that pass, empty with no eviction."""
+    horizon: datetime | None = None
+    """As recorded until then: the first moment the replay and the recording part ways on this node (a real
+    eviction the replay does not make, or one it makes that the recording does not show). After it the
+    recording shows a world the replay's settings would not have produced; None: they never part."""
+    horizon_reason: str = ""
+    """What parted them, e.g. ``the replay evicts default/web-1, which the recording does not show evicted``."""
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from replay.results import (
     EVICTIONS_SCHEMA,
     OVERCOMMIT_SCHEMA,
     RANKINGS_SCHEMA,
-    SCHEMA_VERSION,
+    READABLE_VERSIONS,
     SIGNALS_SCHEMA,
     Eviction,
     Match,
@@ -71,6 +71,7 @@ def _node_doc(n: NodeResult) -> dict[str, Any]:
         "max_pod_grace_period_s": n.max_pod_grace_period_s, "passes": n.passes, "gaps": n.gaps,
         "errors": list(n.errors), "reasons": dict(n.reasons), "first_time": _time(n.first_time),
         "last_time": _time(n.last_time), "overcommit_lead_s": dict(n.overcommit_lead_s),
+        "horizon": _time(n.horizon), "horizon_reason": n.horizon_reason,
     }
 
 
@@ -109,7 +110,7 @@ def write(result: ReplayResult, out: Path) -> None:
         write_private(tmp / RESULT_JSON, to_json(result) + b"\n")
 
 
-_TIMES = ("time", "first_time", "last_time")
+_TIMES = ("time", "first_time", "last_time", "horizon")
 
 
 def _fields(cls: type, doc: Mapping[str, Any], **given: Any) -> dict[str, Any]:
@@ -164,9 +165,10 @@ def load(path: str | Path, *, signals: bool = True) -> ReplayResult:
         raise InputError(f"not valid JSON ({err})", source=str(doc_path)) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise InputError(f"expected format {FORMAT!r}", source=str(doc_path), field="format")
-    if doc.get("schema_version") != SCHEMA_VERSION:
+    if doc.get("schema_version") not in READABLE_VERSIONS:
         raise InputError(f"results schema version {doc.get('schema_version')!r} is not supported (this evictlens "
-                         f"reads {SCHEMA_VERSION})", source=str(doc_path), field="schema_version")
+                         f"reads {', '.join(map(str, READABLE_VERSIONS))})", source=str(doc_path),
+                         field="schema_version")
     files = {name: _frame_file(root, name) for name in FRAMES}
     frames = {name: _read_frame(f) for name, f in files.items() if name not in LAZY}
     try:

@@ -125,3 +125,14 @@ def test_explain_says_when_the_moment_is_past_the_end_or_a_gap(rec: Path, capsys
     if gaps:
         assert main(["explain", str(rec), "--node", "node-001", "--tick", str(gaps[0]), "--json"]) == 0
         assert any("holds no data" in n for n in json.loads(capsys.readouterr().out)["notes"])
+
+
+def test_with_no_real_evictions_each_node_is_as_recorded_until_its_first_eviction(replayed: ReplayResult) -> None:
+    first: dict[str, Any] = {}
+    for e in replayed.evictions:
+        first.setdefault(e.node, e)
+    for n in replayed.nodes:
+        if n.node in first:
+            assert n.horizon == first[n.node].time and first[n.node].pod in n.horizon_reason
+        else:
+            assert n.horizon is None
