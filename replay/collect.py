@@ -175,8 +175,11 @@ class NodeAccumulator:
     """What one node's passes add up to, whichever path ran them: counts, condition intervals, evictions and
     the signal and overcommit frames (appended per pass or per chunk)."""
 
-    def __init__(self, node: str) -> None:
+    def __init__(self, node: str, *, frames: bool = True) -> None:
         self.node = node
+        self.frames = frames
+        """Build the signal and overcommit frames (a what-if without an output directory, or a tuning search,
+        needs only counts, conditions and evictions)."""
         self.passes = 0
         self.reasons: Counter[str] = Counter()
         self.errors: list[str] = []
@@ -263,9 +266,9 @@ def _concat_lazy(frames: list[pl.LazyFrame], schema: pl.Schema) -> pl.LazyFrame:
 class ReferenceNode:
     """The per-tick reference's passes of one node into a :class:`NodeAccumulator` (row by row)."""
 
-    def __init__(self, run: NodeRun) -> None:
+    def __init__(self, run: NodeRun, *, frames: bool = True) -> None:
         self.run = run
-        self.acc = NodeAccumulator(run.node)
+        self.acc = NodeAccumulator(run.node, frames=frames)
         self.allocatable = allocatable(run)
         self._signals: dict[str, list[Any]] = {name: [] for name in SIGNALS_SCHEMA.names()}
         self._overcommit: dict[str, list[Any]] = {name: [] for name in OVERCOMMIT_SCHEMA.names()}
@@ -322,15 +325,16 @@ class ReferenceNode:
                 cols["actionable"].append(None if t is None else t in actionable)
 
     def partial(self, spool: Path | None = None) -> NodePartial:
-        self.acc.signal_frames.append(pl.DataFrame(self._signals, schema=SIGNALS_SCHEMA))
-        self.acc.over_frames.append(pl.DataFrame(self._overcommit, schema=OVERCOMMIT_SCHEMA))
+        if self.acc.frames:
+            self.acc.signal_frames.append(pl.DataFrame(self._signals, schema=SIGNALS_SCHEMA))
+            self.acc.over_frames.append(pl.DataFrame(self._overcommit, schema=OVERCOMMIT_SCHEMA))
         manager = self.run.manager
         return self.acc.partial(self.run, None if manager is None else manager.thresholds, spool)
 
 
-def reference_partial(run: NodeRun, spool: Path | None = None) -> NodePartial:
+def reference_partial(run: NodeRun, spool: Path | None = None, *, frames: bool = True) -> NodePartial:
     """One node on the per-tick reference path."""
-    node = ReferenceNode(run)
+    node = ReferenceNode(run, frames=frames)
     for p in run.passes():
         node.add(p)
     return node.partial(spool)

@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 __all__ = ["Moment", "MomentPass", "NodeRun", "Pass", "moment", "replay", "replay_recording", "select_nodes",
            "total_passes"]
 
+NO_FRAMES = ("signals, overcommit and overcommit lead were not computed for this run (a comparison needs only the "
+             "evictions, counts and conditions)")
+
 Progress = Callable[[int], None]
 """Called with the number of passes just finished (of the recording, not times the variants)."""
 
@@ -59,10 +62,13 @@ def replay(
     progress: Progress | None = None,
     reference: bool = False,
     chunk_ticks: int | None = None,
+    frames: bool = True,
 ) -> list[ReplayResult]:
     """One result per request, in order. ``names``: the nodes (all when None; unknown names and nodes with
     no data are errors, listed as skipped under ``skip_bad``). ``ray``: an address ("" for a local
-    instance) to run the node tasks on Ray instead of ``jobs`` local processes."""
+    instance) to run the node tasks on Ray instead of ``jobs`` local processes. ``frames=False`` skips the
+    signal and overcommit frames (empty in the results): what a comparison or a search needs is the counts,
+    conditions and evictions, at a fraction of the cost."""
     from replay.collect import ResultBuilder
 
     names = select_nodes(rec, names)
@@ -71,32 +77,34 @@ def replay(
     where = Path(spool.name)
     partials: list[list[NodePartial]]
     if reference:
-        partials = _reference(rec, requests, names, progress, where)
+        partials = _reference(rec, requests, names, progress, where, frames)
     elif ray is not None:
         from replay.fast.parallel import partials_ray
 
-        partials = partials_ray(rec, requests, names, address=ray or None)  # Ray workers may be elsewhere
+        # no spool: Ray workers may be on other machines
+        partials = partials_ray(rec, requests, names, address=ray or None, frames=frames)
         if progress is not None:
             progress(total_passes(rec, names))
     elif chunk_ticks is not None:
         from replay.fast.driver import replay_nodes
 
-        partials = replay_nodes(rec, requests, names, chunk_ticks=chunk_ticks, on_node=progress, spool=where)
+        partials = replay_nodes(rec, requests, names, chunk_ticks=chunk_ticks, on_node=progress, spool=where,
+                                frames=frames)
     else:
         from replay.fast.parallel import partials_parallel
 
-        partials = partials_parallel(rec, requests, names, jobs=jobs, on_passes=progress, spool=where)
+        partials = partials_parallel(rec, requests, names, jobs=jobs, on_passes=progress, spool=where, frames=frames)
     results = []
     for request, parts in zip(requests, partials, strict=True):
         builder = ResultBuilder(rec, request, spool=spool)
         for p in parts:
             builder.add(p)
-        results.append(builder.finish(notes))
+        results.append(builder.finish(notes if frames else [*notes, NO_FRAMES]))
     return results
 
 
 def _reference(rec: Recording, requests: Sequence[SettingsRequest], names: Sequence[str],
-               progress: Progress | None, spool: Path) -> list[list[NodePartial]]:
+               progress: Progress | None, spool: Path, frames: bool) -> list[list[NodePartial]]:
     from recordings.pod_timeline import index_pods_by_node
     from replay.collect import ReferenceNode
     from replay.reference import NodeRun
@@ -105,7 +113,7 @@ def _reference(rec: Recording, requests: Sequence[SettingsRequest], names: Seque
     out: list[list[NodePartial]] = [[] for _ in requests]
     for i, request in enumerate(requests):
         for name in names:
-            node = ReferenceNode(NodeRun(rec, name, request, pods.get(name, [])))
+            node = ReferenceNode(NodeRun(rec, name, request, pods.get(name, [])), frames=frames)
             for p in node.run.passes():
                 node.add(p)
                 if progress is not None and i == 0:

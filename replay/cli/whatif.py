@@ -41,7 +41,7 @@ def run_whatif(args: argparse.Namespace) -> int:
     label = f"what if ({len(variants)} variants)"
     with progress_bar(label, total_passes(rec, names), enabled=not args.json) as advance:
         results = replay(rec, [v.request for v in variants], names, jobs=jobs_of(args), ray=args.ray,
-                         reference=args.reference, progress=advance)
+                         reference=args.reference, progress=advance, frames=bool(args.output))
     comparison = compare(results)
     if args.output:
         from replay.whatif_report import write_output

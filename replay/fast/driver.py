@@ -53,7 +53,7 @@ def unsupported(request: SettingsRequest, run: NodeRun) -> str | None:
 class NodeReplay:
     """One node under one request, fed chunk by chunk."""
 
-    def __init__(self, run: NodeRun) -> None:
+    def __init__(self, run: NodeRun, *, frames: bool = True) -> None:
         self.run = run
         self.node = run.node
         self.cfg = run.settings.config
@@ -62,7 +62,7 @@ class NodeReplay:
         self.fast: FastManager | None = None
         self.no_thresholds = False
         self.storage: frozenset[int] = frozenset()
-        self.acc = NodeAccumulator(run.node)
+        self.acc = NodeAccumulator(run.node, frames=frames)
         self.until_tick: int | None = None
         """Stop after this tick, and run the reference manager at it whatever the columns say (a moment)."""
         self.stop_at_eviction = False
@@ -149,7 +149,8 @@ class NodeReplay:
             self.done = True
             frame = frame.head(len(cp.ticks))
         self._account(cp, candidates, evicted_after, evicted_before)
-        self.acc.signal_frames.append(self._signals(frame, cp.met, cp.actionable))
+        if self.acc.frames:
+            self.acc.signal_frames.append(self._signals(frame, cp.met, cp.actionable))
 
     def _account(self, cp: ChunkPasses, candidates: dict[int, list[Pod]], evicted_after: dict[int, int],
                  evicted_before: int) -> None:
@@ -169,7 +170,8 @@ class NodeReplay:
                 continue
             previous = conditions
             acc.conditions(cp.ticks[index], to_datetime(cp.now[index]), conditions)
-        acc.over_frames.append(self._overcommit(cp, candidates, evicted_after, evicted_before))
+        if acc.frames:
+            acc.over_frames.append(self._overcommit(cp, candidates, evicted_after, evicted_before))
 
     def _evictable(self, tick: int, when: datetime) -> tuple[bool, bool]:
         """(some candidate is not critical, there are candidates), recomputed only when the pods in force,
@@ -342,6 +344,7 @@ def replay_nodes(
     on_node: Callable[[int], None] | None = None,
     pods: dict[str, list[PodVersion]] | None = None,
     spool: Path | None = None,
+    frames: bool = True,
 ) -> list[list[NodePartial]]:
     """Partials per request (outer) and node (inner, in ``names`` order); each node's columns read once.
     ``spool``: where the partials' large frames are written (see :meth:`NodeAccumulator.partial`)."""
@@ -351,13 +354,14 @@ def replay_nodes(
     for g in range(0, len(names), GROUP_NODES):
         group = names[g:g + GROUP_NODES]
         runs = {name: _node_runs(rec, name, requests, pods.get(name, [])) for name in group}
-        replays = {name: [NodeReplay(run) for run in node_runs] for name, node_runs in runs.items()}
+        replays = {name: [NodeReplay(run, frames=frames) for run in node_runs] for name, node_runs in runs.items()}
         fast = {name: [r for r in rs if not r.fallback] for name, rs in replays.items()}
         _run_group(rec, {name: rs for name, rs in fast.items() if rs}, pods, chunk_ticks)
         for name in group:
             for i, r in enumerate(replays[name]):
                 # the fallback starts from a fresh run: the fast start may have set up (and first-passed) a manager
-                out[i].append(reference_partial(NodeRun(rec, name, requests[i], pods.get(name, [])), spool)
+                out[i].append(reference_partial(NodeRun(rec, name, requests[i], pods.get(name, [])), spool,
+                                                frames=frames)
                               if r.fallback else r.finish(spool))
             if on_node is not None:
                 on_node(sum(r.ok_ticks for r in runs[name]) // max(1, len(runs[name])))

@@ -38,7 +38,8 @@ _OPENED: dict[tuple[str, bool, str], Recording] = {}
 
 
 def replay_shard(path: str, skip_bad: bool, requests: Sequence[SettingsRequest],
-                 nodes: Sequence[str], session: str | None = None, spool: str | None = None) -> list[list[NodePartial]]:
+                 nodes: Sequence[str], session: str | None = None, spool: str | None = None,
+                 frames: bool = True) -> list[list[NodePartial]]:
     """One task: its nodes under every request, with only those nodes' pods indexed. Within one ``session``
     (one replay's pool) the opened recording is kept for the worker's next tasks."""
     key = (path, skip_bad, session or "")
@@ -49,7 +50,13 @@ def replay_shard(path: str, skip_bad: bool, requests: Sequence[SettingsRequest],
         if session:
             _OPENED[key] = rec
     pods = index_pods_by_node(pods_of_nodes(rec.scan_objects(), nodes))
-    return replay_nodes(rec, requests, nodes, pods=pods, spool=None if spool is None else Path(spool))
+    return replay_nodes(rec, requests, nodes, pods=pods, spool=None if spool is None else Path(spool), frames=frames)
+
+
+def replay_shard_frames(path: str, skip_bad: bool, requests: Sequence[SettingsRequest], nodes: Sequence[str],
+                        frames: bool) -> list[list[NodePartial]]:
+    """:func:`replay_shard` for Ray (no session, no spool: its workers may be elsewhere)."""
+    return replay_shard(path, skip_bad, requests, nodes, frames=frames)
 
 
 def _shards(names: Sequence[str], n: int) -> list[list[str]]:
@@ -75,18 +82,18 @@ def _merge(names: Sequence[str], shards: list[list[str]], outs: list[list[list[N
 
 def partials_parallel(rec: Recording, requests: Sequence[SettingsRequest], names: Sequence[str], *,
                       jobs: int, on_passes: Callable[[int], None] | None = None,
-                      spool: Path | None = None) -> list[list[NodePartial]]:
+                      spool: Path | None = None, frames: bool = True) -> list[list[NodePartial]]:
     """Partials per request and node (in ``names`` order) over ``jobs`` local processes (1: this process);
     with a ``spool`` directory the workers write the large frames there instead of sending them back."""
     if jobs <= 1 or len(names) <= 1:
-        return replay_nodes(rec, requests, names, on_node=on_passes, spool=spool)
+        return replay_nodes(rec, requests, names, on_node=on_passes, spool=spool, frames=frames)
     shards = _tasks(names, jobs)
     context = multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
                                           else "spawn")
     with ProcessPoolExecutor(max_workers=min(jobs, len(shards)), mp_context=context) as pool:
         session = uuid.uuid4().hex
         futures = [pool.submit(replay_shard, str(rec.root), rec.skip_bad, list(requests), s, session,
-                               None if spool is None else str(spool)) for s in shards]
+                               None if spool is None else str(spool), frames) for s in shards]
         outs = []
         for future in futures:
             outs.append(future.result())
@@ -96,7 +103,7 @@ def partials_parallel(rec: Recording, requests: Sequence[SettingsRequest], names
 
 
 def partials_ray(rec: Recording, requests: Sequence[SettingsRequest], names: Sequence[str], *,
-                 address: str | None = None, tasks: int | None = None) -> list[list[NodePartial]]:
+                 address: str | None = None, tasks: int | None = None, frames: bool = True) -> list[list[NodePartial]]:
     """The same per-node tasks on a Ray cluster (``address``; None: an already initialised or local one).
 
     Every Ray worker must see the recording at the same path (a shared filesystem)."""
@@ -104,7 +111,7 @@ def partials_ray(rec: Recording, requests: Sequence[SettingsRequest], names: Seq
 
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
-    remote = ray.remote(replay_shard)
+    remote = ray.remote(replay_shard_frames)
     shards = _shards(names, tasks or len(names))
-    refs = [remote.remote(str(rec.root.resolve()), rec.skip_bad, list(requests), s) for s in shards]
+    refs = [remote.remote(str(rec.root.resolve()), rec.skip_bad, list(requests), s, frames) for s in shards]
     return _merge(names, shards, ray.get(refs), len(requests))

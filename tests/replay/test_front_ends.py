@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 
 from recordings.reader import open_recording
@@ -136,3 +137,10 @@ def test_with_no_real_evictions_each_node_is_as_recorded_until_its_first_evictio
             assert n.horizon == first[n.node].time and first[n.node].pod in n.horizon_reason
         else:
             assert n.horizon is None
+
+
+def test_without_frames_the_evictions_counts_and_conditions_are_the_same(rec: Path, replayed: ReplayResult) -> None:
+    (lean,) = engine.replay(open_recording(rec), [SettingsRequest()], jobs=2, frames=False)
+    assert lean.nodes == replayed.nodes and lean.evictions == replayed.evictions
+    assert lean.conditions.equals(replayed.conditions)
+    assert lean.signals.select(pl.len()).collect().item() == 0 and engine.NO_FRAMES in lean.notes
