@@ -7,9 +7,15 @@ URL or vector; ``line``; ``field``: a JSON path, key or column) and *what is wro
 command's exit status::
 
     EvictlensError                 anything the CLI reports as one line, never as a traceback
-    └── InputError                 bad input: a file, a flag, a conformance vector (exit 2)
-        └── RecordingError         a recording, or a file being turned into one, is bad
-            └── RecorderError      the live recorder cannot do its work (cluster, credentials, disk)
+    ├── InputError                 bad input: a file, a flag, a conformance vector (exit 2)
+    │   └── RecordingError         a recording, or a file being turned into one, is bad
+    └── RecorderError              the live recorder cannot do its work: the API server or a kubelet
+        │                          cannot be reached, the disk is full (exit 1, as kubectl exits 1)
+        └── CredentialError        the cluster refused the credentials: 401, 403, a failing exec
+                                   plugin, a rejected client certificate (exit 3)
+
+A network failure is not bad input: retrying the same command later may work, so it must not
+exit 2, which scripts read as "fix the command line".
 """
 
 from __future__ import annotations
@@ -17,13 +23,20 @@ from __future__ import annotations
 import re
 from typing import Self
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_FINDING", "EXIT_OK", "EvictlensError", "InputError", "RecorderError",
-           "RecordingError"]
+__all__ = ["EXIT_BAD_INPUT", "EXIT_CREDENTIALS", "EXIT_FINDING", "EXIT_OK", "EXIT_STATUS_HELP", "CredentialError",
+           "EvictlensError", "InputError", "RecorderError", "RecordingError"]
 
 EXIT_OK = 0
 EXIT_FINDING = 1
 """The command worked and found something to report (e.g. conformance failures)."""
 EXIT_BAD_INPUT = 2
+EXIT_CREDENTIALS = 3
+"""The cluster refused the credentials (401, 403, exec plugin, client certificate): fix the kubeconfig or RBAC."""
+EXIT_STATUS_HELP = (
+    "Exit status: 0 done, 1 a finding (e.g. conformance failures), a recorder that could not reach the "
+    "cluster or write the disk, or an unexpected error, 2 bad input, 3 credentials refused by the cluster."
+)
+"""The exit statuses in one sentence, for the ``--help`` of every command host."""
 
 _LINE_BREAKS = re.compile(r"\s*[\r\n]+\s*")
 
@@ -79,5 +92,14 @@ class RecordingError(InputError):
     """A bad recording (manifest, part, journal) or a bad file or flag given to record/import/pack/unpack."""
 
 
-class RecorderError(RecordingError):
-    """The live recorder cannot go on: unreachable or refusing API server, bad credentials, full disk."""
+class RecorderError(EvictlensError):
+    """The live recorder cannot go on: an unreachable API server or kubelet, a full disk (exit 1)."""
+
+    exit_code = EXIT_FINDING
+
+
+class CredentialError(RecorderError):
+    """The credential itself is unusable (token rejected, RBAC, exec plugin failed, client certificate
+    refused): retrying will not help, the recorder stops with exit 3."""
+
+    exit_code = EXIT_CREDENTIALS

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from recordings.errors import EvictlensError, InputError, RecorderError, RecordingError
+from recordings.errors import CredentialError, EvictlensError, InputError, RecorderError, RecordingError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -16,8 +16,14 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_the_tree_has_one_base_and_input_errors_are_value_errors() -> None:
     assert issubclass(InputError, EvictlensError) and issubclass(InputError, ValueError)
     assert issubclass(RecordingError, InputError)
-    assert issubclass(RecorderError, RecordingError)
-    assert {cls.exit_code for cls in (EvictlensError, InputError, RecordingError, RecorderError)} == {2}
+    assert {cls.exit_code for cls in (EvictlensError, InputError, RecordingError)} == {2}
+
+
+def test_a_recorder_that_cannot_work_is_not_bad_input() -> None:
+    """A network failure exits 1 (as kubectl does), refused credentials 3: neither is exit 2, "fix the command"."""
+    assert issubclass(RecorderError, EvictlensError) and not issubclass(RecorderError, InputError)
+    assert issubclass(CredentialError, RecorderError)
+    assert (RecorderError.exit_code, CredentialError.exit_code) == (1, 3)
 
 
 def test_one_line_names_source_line_field_problem_and_hint() -> None:

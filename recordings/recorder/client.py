@@ -8,7 +8,8 @@ offered.  Tokens are never logged: error text is built from method, path and sta
 
 Failures are classified for the user: a TLS verification failure says so with the reason
 (not "cannot connect"), a 401 is a credential problem (expired or rejected), only a 403 is
-an RBAC problem.  ``transport`` (``httpx2.MockTransport`` in tests) replaces the network.
+an RBAC problem, and a TLS alert about the client certificate names that certificate (not
+the cluster CA).  ``transport`` (``httpx2.MockTransport`` in tests) replaces the network.
 
 HTTP/2 rules (httpcore2 multiplexes every request to one origin over one connection):
 
@@ -37,6 +38,7 @@ HTTP/2 rules (httpcore2 multiplexes every request to one origin over one connect
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import os
 import ssl
@@ -72,15 +74,66 @@ class RequestFailed(Exception):
     """A request that failed for this tick (status, timeout, reset); the next may succeed.
 
     ``tls`` marks a TLS failure (wrong CA, refused client certificate): it will not heal.
+    ``refused_certificate`` is the one-line problem when the server refused the client certificate.
     """
 
     def __init__(
-        self, what: str, status: int | None = None, retry_after: float | None = None, *, tls: bool = False
+        self,
+        what: str,
+        status: int | None = None,
+        retry_after: float | None = None,
+        *,
+        tls: bool = False,
+        refused_certificate: str | None = None,
     ) -> None:
         super().__init__(what)
         self.status = status
         self.retry_after = retry_after
         self.tls = tls
+        self.refused_certificate = refused_certificate
+
+
+# The alerts a TLS server sends about the certificate the client presented (RFC 8446 §6.2, as
+# OpenSSL names them on receipt): the server refused the client certificate, whatever the CA
+# the client trusts.  Under TLS 1.2 they end the handshake; under TLS 1.3 the server checks the
+# certificate after the client's handshake is done, so the alert arrives on the first read.
+CLIENT_CERTIFICATE_ALERTS = frozenset({
+    "TLSV1_ALERT_UNKNOWN_CA",
+    "SSLV3_ALERT_BAD_CERTIFICATE",
+    "SSLV3_ALERT_CERTIFICATE_UNKNOWN",
+    "SSLV3_ALERT_CERTIFICATE_EXPIRED",
+    "SSLV3_ALERT_CERTIFICATE_REVOKED",
+    "SSLV3_ALERT_UNSUPPORTED_CERTIFICATE",
+    "TLSV1_ALERT_ACCESS_DENIED",
+    "TLSV13_ALERT_CERTIFICATE_REQUIRED",
+})
+PROBE_SECONDS = 3.0  # how long certificate_refusal waits for the server's verdict
+
+
+def certificate_alert(exc: BaseException) -> str | None:
+    """The received TLS alert about our client certificate behind ``exc`` (``tlsv1 alert unknown ca``)."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, ssl.SSLError) and cur.reason in CLIENT_CERTIFICATE_ALERTS:
+            return str(cur.reason).lower().replace("_", " ")
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
+def client_certificate_name(loaded: LoadedConfig) -> str | None:
+    """How the kubeconfig names the user's client certificate, for messages (never its content)."""
+    user = loaded.user or {}
+    name = loaded.single.context.user if loaded.single.context is not None else None
+    if isinstance(user.get("client-certificate"), str) and user["client-certificate"]:
+        try:
+            return f"client-certificate {loaded.single.abs_file(user['client-certificate'])}"
+        except ConfigError:
+            return f"client-certificate {user['client-certificate']}"
+    if user.get("client-certificate-data"):
+        return f"client-certificate-data of user {name!r}" if name else "client-certificate-data"
+    return None
 
 
 def tls_failure(exc: BaseException) -> str | None:
@@ -95,6 +148,10 @@ def tls_failure(exc: BaseException) -> str | None:
             return f"TLS handshake failed: {cur.reason or cur}"
         cur = cur.__cause__ or cur.__context__
     return None
+
+
+def _reason(exc: Exception) -> str:
+    return network_reason(exc) if isinstance(exc, httpx2.HTTPError) else f"{type(exc).__name__}: {exc}"
 
 
 def network_reason(exc: httpx2.HTTPError) -> str:
@@ -315,6 +372,7 @@ class KubeClient:
     _lingering: dict[asyncio.Task[httpx2.Response], asyncio.TimerHandle] = field(default_factory=dict, repr=False)
 
     auth: ExecCredentialAuth | None = None
+    client_cert: str | None = None  # how the kubeconfig names the client certificate, if there is one
 
     @classmethod
     def build(cls, opts: RecordOptions, transport: httpx2.AsyncBaseTransport | None = None) -> KubeClient:
@@ -352,12 +410,14 @@ class KubeClient:
             klimits = httpx2.Limits(max_connections=opts.concurrency * 2, max_keepalive_connections=None)
             kubelet = httpx2.AsyncClient(**kkwargs, limits=klimits)
         server = str(single.cluster.server)
-        return cls(api, kubelet, server, opts.kubelet_direct, opts.timeout, _kwargs=kwargs, auth=exec_auth)
+        return cls(api, kubelet, server, opts.kubelet_direct, opts.timeout, _kwargs=kwargs, auth=exec_auth,
+                   client_cert=client_certificate_name(loaded))
 
     def dedicated(self) -> KubeClient:
         """Same server and credentials on a connection of its own: one per list+watch loop."""
         api = httpx2.AsyncClient(**self._kwargs, limits=httpx2.Limits(max_connections=4, max_keepalive_connections=1))
-        child = KubeClient(api, None, self.server, self.direct, self.timeout, _kwargs=self._kwargs, auth=self.auth)
+        child = KubeClient(api, None, self.server, self.direct, self.timeout, _kwargs=self._kwargs, auth=self.auth,
+                           client_cert=self.client_cert)
         self._children.append(child)
         return child
 
@@ -453,18 +513,62 @@ class KubeClient:
                 await asyncio.sleep(wait)
             except TimeoutError:
                 raise RequestFailed(f"timeout for {what}") from None
-            except (httpx2.NetworkError, httpx2.TimeoutException, httpx2.RemoteProtocolError) as exc:
+            # A TLS alert on the first read of a TLS 1.3 connection escapes httpcore2 unwrapped.
+            except (httpx2.NetworkError, httpx2.TimeoutException, httpx2.RemoteProtocolError, ssl.SSLError) as exc:
                 tls = tls_failure(exc)
                 if tls is not None:
-                    raise RequestFailed(f"{tls} for {what}", tls=True) from None
+                    refused = self._refused(certificate_alert(exc), kubelet=direct)
+                    raise RequestFailed(f"{tls} for {what}", tls=True, refused_certificate=refused) from None
                 if not retried and (deadline is None or time.monotonic() < deadline):
                     retried = True
                     self.retries += 1
                     continue
-                word = "timeout" if isinstance(exc, httpx2.TimeoutException) else network_reason(exc)
+                word = "timeout" if isinstance(exc, httpx2.TimeoutException) else _reason(exc)
                 raise RequestFailed(f"{word} for {what}") from None
             except httpx2.HTTPError as exc:
                 raise RequestFailed(f"{tls_failure(exc) or network_reason(exc)} for {what}") from None
+
+    def _refused(self, alert: str | None, *, kubelet: bool = False) -> str | None:
+        """The one-line problem for a TLS alert about the client certificate; None for other failures."""
+        if alert is None:
+            return None
+        server = "the kubelet" if kubelet else "the API server"
+        if self.client_cert is None:
+            return (f"{server} requires a client certificate ({alert}) and the kubeconfig's user has none; "
+                    "set client-certificate and client-key, or a token")
+        return (f"{server} refused the client certificate ({self.client_cert}): {alert}; the certificate must be "
+                "issued by the cluster's client CA and be valid now (check client-certificate and client-key)")
+
+    async def certificate_refusal(self) -> str | None:
+        """Whether the API server refuses our client certificate, for a failure with no TLS reason.
+
+        Under TLS 1.3 the server judges the client certificate after the client's handshake is
+        done; with a request already sent, its alert is lost in a connection reset and the
+        request fails with a bare ``ReadError``.  So handshake again, send nothing and read: a
+        refusing server answers with its alert (Go's crypto/tls sends ``bad certificate``), or
+        closes the connection at once without one (Python's asyncio TLS servers), while a
+        server that took the certificate waits for a request (HTTP/1.1) or sends its HTTP/2
+        SETTINGS.  None when the server does neither within ``PROBE_SECONDS``.
+        """
+        ctx = self._kwargs.get("verify")
+        url = httpx2.URL(self.server)
+        if not isinstance(ctx, ssl.SSLContext) or url.scheme != "https":
+            return None
+        host, port = url.host, url.port or 443
+        writer: asyncio.StreamWriter | None = None
+        try:
+            async with asyncio.timeout(PROBE_SECONDS):
+                reader, writer = await asyncio.open_connection(host, port, ssl=ctx, server_hostname=host)
+                if not await reader.read(1) and self.client_cert is not None:
+                    return self._refused("the server closed the connection right after the TLS handshake")
+        except (OSError, TimeoutError) as exc:  # ssl.SSLError is an OSError
+            return self._refused(certificate_alert(exc))
+        finally:
+            if writer is not None:
+                writer.close()
+                with contextlib.suppress(Exception):
+                    await writer.wait_closed()
+        return None
 
     async def get_json(self, url: str, **kw: Any) -> Any:
         body = await self.get(url, **kw)
@@ -483,5 +587,5 @@ class KubeClient:
                     await resp.aread()
                 self._check(resp, what)
                 yield resp.aiter_lines()
-        except httpx2.HTTPError as exc:
-            raise RequestFailed(f"{tls_failure(exc) or network_reason(exc)} for {what}") from None
+        except (httpx2.HTTPError, ssl.SSLError) as exc:
+            raise RequestFailed(f"{tls_failure(exc) or _reason(exc)} for {what}") from None

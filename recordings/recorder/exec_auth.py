@@ -36,7 +36,7 @@ from typing import Any
 import httpx2
 import orjson
 
-from ..errors import RecordingError
+from ..errors import CredentialError, RecordingError
 
 GROUP = "client.authentication.k8s.io"
 VERSIONS = (f"{GROUP}/v1", f"{GROUP}/v1beta1")
@@ -45,9 +45,8 @@ CLUSTER_EXTENSION = f"{GROUP}/exec"  # a cluster extension passed to the plugin 
 MODES = ("Never", "IfAvailable", "Always")
 
 
-class CredentialError(RecordingError):
-    """The credential itself is unusable (plugin failed, token rejected): retrying will not help."""
-
+# CredentialError lives in recordings.errors (exit 3); it is re-exported here, where the exec plugin raises it.
+__all__ = ["CredentialError", "ExecConfig", "ExecCredentialAuth", "cluster_info"]
 
 def _stdin_is_terminal() -> bool:
     try:

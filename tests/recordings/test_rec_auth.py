@@ -45,12 +45,15 @@ def test_client_certificate_from_kubeconfig_authenticates_over_mutual_tls(
 
 
 def test_client_certificate_from_another_ca_is_refused_in_one_line(mtls_server: FakeServer, tmp_path: Path) -> None:
+    """The line names the client certificate (not "cannot reach", not the cluster CA); exit 3, credentials."""
     res = run_record(
         ["--kubeconfig", mtls_server.kubeconfig, "--context", "cert-untrusted", "-o", str(tmp_path / "r"), *FAST]
     )
-    assert res.returncode == 2, res.stderr
+    assert res.returncode == 3, res.stderr
     (line,) = res.stderr.strip().splitlines()
-    assert line.startswith("evictlens record: ") and "cannot reach the API server" in line and "Traceback" not in line
+    assert line.startswith("evictlens record: ") and "Traceback" not in line
+    assert "refused the client certificate (client-certificate " in line and "untrusted-client.pem" in line, line
+    assert "cannot reach" not in line and "certificate-authority" not in line
 
 
 def _service_account(server: FakeServer, root: Path) -> Path:
