@@ -19,6 +19,10 @@ from .cli_edge import OneLineParser, SubParsers, add_debug_argument, run_command
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    if args.prometheus:
+        from .prometheus.command import run_prometheus_import
+
+        return run_prometheus_import(args)
     import time
 
     from rich.console import Console
@@ -37,7 +41,14 @@ def cmd_import(args: argparse.Namespace) -> int:
                 tasks[phase] = bar.add_task(phase, total=total)
             bar.update(tasks[phase], completed=done, total=total)
 
-        counts = import_files(args.files, Path(args.output), node=args.node, append=args.append, progress=progress)
+        from .errors import InputError
+
+        if not args.files:
+            raise InputError("give the files to import, or --prometheus URL", source="import")
+        if args.node and len(args.node) > 1:
+            raise InputError("give one --node when importing files", source="--node")
+        node = args.node[0] if args.node else None
+        counts = import_files(args.files, Path(args.output), node=node, append=args.append, progress=progress)
     print(
         f"imported {counts.get('ticks', 0)} ticks, {counts.get('nodes', 0)} nodes, "
         f"{counts.get('objects', 0)} objects, {counts.get('evictions', 0)} evictions from {len(args.files)} files "
@@ -154,15 +165,19 @@ def add_import_parser(subparsers: SubParsers) -> None:
     )
     imp.add_argument(
         "files",
-        nargs="+",
+        nargs="*",
         metavar="FILE[@TIME]",
         help="summary, pods, nodes, events or /configz files (kind recognised from the content); @TIME "
         "(RFC 3339) sets a summary's time, e.g. summary.json@2024-05-20T10:00:00Z",
     )
     imp.add_argument("-o", "--output", required=True, metavar="DIR", help="recording directory to create, e.g. rec")
-    imp.add_argument("--node", metavar="NAME",
-                     help="node a /configz (or a summary without nodeName) belongs to, e.g. kind-worker")
+    imp.add_argument("--node", metavar="NAME", action="append",
+                     help="node a /configz (or a summary without nodeName) belongs to, e.g. kind-worker; with "
+                     "--prometheus: a node to import (repeatable; default every node)")
     imp.add_argument("--append", action="store_true", help="add to an existing recording DIR instead of creating it")
+    from .prometheus.command import add_prometheus_arguments
+
+    add_prometheus_arguments(imp)
     imp.set_defaults(func=cmd_import, command="import")
 
 

@@ -58,9 +58,15 @@ class Manifest:
     end_time: str | None = None
     finalized: bool = False
     counts: dict[str, int] = field(default_factory=dict)
+    # What the source could not give (``import --prometheus``: missing series, scrape interval);
+    # written only when non-empty, so other manifests are unchanged and older readers ignore it.
+    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> bytes:
-        return orjson.dumps(asdict(self), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+        obj = asdict(self)
+        if not obj["notes"]:
+            del obj["notes"]
+        return orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
 
     @classmethod
     def from_json(cls, data: bytes, *, source: str) -> Manifest:

@@ -1,0 +1,783 @@
+"""``evictlens import --prometheus``: Prometheus history → a recording, one time window at a time.
+
+Why windows: memory must be bounded by a window (default 1 h of steps), not by the range asked. Each
+window runs every query of :mod:`.queries` as a range query on the step grid, turns the results into
+whole tables (the series tables, ticks) with polars and publishes them as one part through
+:meth:`RecordingWriter.publish_part` — as the benchmark generator does — while pods and nodes (from
+kube-state-metrics) go through ``observe`` whenever they change. The manifest says ``source:
+"prometheus"`` and carries ``notes``: what the source could not give (a missing series per signal,
+scrape interval against the kubelet's 10 s loop, staleness gaps).
+
+On any failure or Ctrl-C the directory this command created is removed: nothing half-written stays.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import statistics
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import polars as pl
+
+from ..errors import InputError, RecordingError
+from ..format import Manifest, RecordingBusyError, remove_tree
+from ..schema import ALL_SCHEMAS, TIME
+from ..summary_codec import format_time
+from ..writer import RecordingWriter
+from .client import ClientOptions, PrometheusClient, PrometheusError, Series
+from .labels import Conventions
+from .queries import Builder, Query, ksm_range_queries, ksm_static_queries, node_queries, pod_queries
+
+Progress = Callable[[str, int, int], None]
+SECOND_US = 1_000_000
+KUBELET_LOOP = 10.0  # housekeeping: the eviction manager's monitoring interval (pkg/kubelet/eviction, 10 s)
+BUILTIN_PRIORITIES = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
+_UID_NS = uuid.UUID("6f1c1e0a-4d7e-4a52-9f0e-5b3f7d0c2a11")
+GAP = "prometheus: no node-level sample at this step (a scrape failure or a staleness gap)"
+
+
+@dataclass
+class PrometheusImport:
+    """Everything one import needs (credentials stay in ``client``, never in the recording)."""
+
+    client: ClientOptions
+    start: float  # seconds since the epoch
+    end: float
+    step: float = 10.0
+    conventions: Conventions = field(default_factory=Conventions)
+    lookback: str | None = None
+    window: float = 3600.0
+    configz: Mapping[str | None, Mapping[str, Any]] = field(default_factory=dict)  # node (None: all) → body
+    events: Sequence[Mapping[str, Any]] = ()
+    priority_classes: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class _Pod:
+    """What kube-state-metrics told us about one pod in the current window."""
+
+    namespace: str
+    name: str
+    uid: str
+    node: str
+    priority_class: str | None
+
+
+class _Notes:
+    """Notes for the manifest, each once, in the order found."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def add(self, text: str) -> None:
+        if text not in self.items:
+            self.items.append(text)
+
+
+def import_prometheus(spec: PrometheusImport, out: Path, *, progress: Progress | None = None) -> Manifest:
+    """Build a recording in the new directory ``out``; returns its (finalized) manifest."""
+    report = progress or (lambda _p, _d, _t: None)
+    if spec.end <= spec.start:
+        raise InputError(f"--to ({_iso(spec.end)}) must be after --from ({_iso(spec.start)})", source="--to")
+    if spec.step <= 0:
+        raise InputError("expected a positive step", source="--step")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise RecordingError("already exists; give a new directory", source=str(out))
+    notes = _Notes()
+    b = Builder(spec.conventions, spec.lookback)
+    with PrometheusClient(spec.client) as client:
+        report("probing", 0, 1)
+        nodes = _discover_nodes(client, spec, b)
+        interval = _scrape_interval(client, spec, b)
+        report("probing", 1, 1)
+        _interval_notes(notes, interval, spec.step)
+        with _leave_nothing(out):
+            writer = RecordingWriter(out, Manifest(source="prometheus", options=_options(spec, nodes, interval)))
+            try:
+                _write(client, spec, b, nodes, writer, notes, report)
+                writer.manifest.notes = notes.items
+                report("finishing", 0, 1)
+                writer.finalize()
+                report("finishing", 1, 1)
+            except BaseException:
+                writer.close_after_failure()
+                raise
+    return writer.manifest
+
+
+@contextlib.contextmanager
+def _leave_nothing(out: Path) -> Iterator[None]:
+    """Remove what this import created when it fails or is interrupted (Ctrl-C)."""
+    existed = out.exists()
+    try:
+        yield
+    except RecordingBusyError:
+        raise
+    except BaseException:
+        if not existed:
+            remove_tree(out)
+        elif out.is_dir():
+            for child in out.iterdir():
+                remove_tree(child) if child.is_dir() else child.unlink(missing_ok=True)
+        raise
+
+
+# -- probing ----------------------------------------------------------------------------------
+def _discover_nodes(client: PrometheusClient, spec: PrometheusImport, b: Builder) -> list[str]:
+    """Nodes with any series in the range; each ``--node`` must be one of them."""
+    conv = spec.conventions
+    span = _range_text(spec.end - spec.start + spec.step)
+    probes = [
+        (conv.ksm_node, f"count by ({conv.ksm_node}) (last_over_time(kube_node_info{conv.matchers(conv.ksm_node)}[{span}]))"),
+        (conv.kubelet_node, f"count by ({conv.kubelet_node}) (last_over_time("
+         f"container_memory_working_set_bytes{conv.matchers(conv.kubelet_node)}[{span}]))"),
+        (conv.node_exporter_node, f"count by ({conv.node_exporter_node}) (last_over_time("
+         f"node_filesystem_size_bytes{conv.matchers(conv.node_exporter_node)}[{span}]))"),
+    ]
+    found: set[str] = set()
+    for label, query in probes:
+        for s in client.query(query, spec.end):
+            if s.labels.get(label):
+                found.add(s.labels[label])
+    if conv.nodes:
+        for n in conv.nodes:
+            if n not in found:
+                raise InputError(
+                    f"no series for this node between {_iso(spec.start)} and {_iso(spec.end)} "
+                    f"(kube_node_info{{{conv.ksm_node}=…}}, container_memory_working_set_bytes{{{conv.kubelet_node}=…}}, "
+                    f"node_filesystem_size_bytes{{{conv.node_exporter_node}=…}}); check the name and the label flags",
+                    source=f"node {n}",
+                )
+        return sorted(conv.nodes)
+    if not found:
+        raise InputError(
+            f"no data between {_iso(spec.start)} and {_iso(spec.end)}: none of kube_node_info, "
+            "container_memory_working_set_bytes, node_filesystem_size_bytes has a series with a node label "
+            "(check --from/--to, --selector and the label flags)",
+            source=f"query {probes[0][1]}",
+        )
+    return sorted(found)
+
+
+def _scrape_interval(client: PrometheusClient, spec: PrometheusImport, b: Builder) -> float | None:
+    """The median spacing of raw samples of a kubelet series near the end of the range."""
+    conv = spec.conventions
+    for metric, label in (
+        ("container_memory_working_set_bytes", conv.kubelet_node),
+        ("node_memory_working_set_bytes", conv.kubelet_node),
+        ("node_filesystem_avail_bytes", conv.node_exporter_node),
+        ("kube_pod_info", conv.ksm_node),
+    ):
+        span = _range_text(min(spec.end - spec.start, 600.0) + spec.step)
+        for s in client.query(f"{metric}{conv.matchers(label)}[{span}]", spec.end)[:5]:
+            times = [t for t, _ in s.samples]
+            if len(times) >= 3:
+                return float(statistics.median(b - a for a, b in itertools.pairwise(times)))
+    return None
+
+
+def _interval_notes(notes: _Notes, interval: float | None, step: float) -> None:
+    if interval is None:
+        notes.add("scrape interval unknown (too few raw samples near the end of the range)")
+        return
+    if interval > KUBELET_LOOP + 0.5:
+        notes.add(
+            f"Prometheus scraped every {interval:g}s (median); the kubelet decides every {KUBELET_LOOP:g}s: "
+            f"a pass sees the last scraped value, so pressure shorter than {interval:g}s may be missed and "
+            "an eviction's timing is only known to within one scrape interval"
+        )
+    if step < interval - 0.5:
+        notes.add(f"--step {step:g}s is finer than the scrape interval ({interval:g}s): consecutive ticks repeat a sample")
+
+
+def _options(spec: PrometheusImport, nodes: list[str], interval: float | None) -> dict[str, Any]:
+    """What the manifest keeps: never credentials (the URL without user:password, no headers)."""
+    url = urlsplit(spec.client.url)
+    conv = spec.conventions
+    return {
+        "prometheus": f"{url.scheme}://{url.hostname}{f':{url.port}' if url.port else ''}{url.path}",
+        "from": _iso(spec.start), "to": _iso(spec.end), "step": f"{spec.step:g}s",
+        "scrape_interval": f"{interval:g}s" if interval else None,
+        "nodes": nodes, "selector": list(conv.selector), "lookback": spec.lookback,
+        "labels": {"kubelet_node": conv.kubelet_node, "node_exporter_node": conv.node_exporter_node,
+                   "ksm_node": conv.ksm_node},
+        "mountpoints": {"nodefs": conv.nodefs_mountpoint, "imagefs": conv.imagefs_mountpoint},
+    }
+
+
+# -- the windows --------------------------------------------------------------------------------
+def _write(client: PrometheusClient, spec: PrometheusImport, b: Builder, nodes: list[str],
+           writer: RecordingWriter, notes: _Notes, report: Progress) -> None:
+    total = round((spec.end - spec.start) / spec.step) + 1
+    per = max(1, int(spec.window // spec.step))
+    windows = [(lo, min(total, lo + per)) for lo in range(0, total, per)]
+    for node, body in _configz_for(spec, nodes):
+        writer.observe("configz", body, observed=int(spec.start * SECOND_US), node=node)
+    for ev in spec.events:
+        host = (ev.get("source") or {}).get("host")
+        if ev.get("reason") == "Evicted" and (host is None or host in nodes):
+            when = ev.get("lastTimestamp") or ev.get("eventTime") or ev.get("firstTimestamp")
+            writer.observe("event", ev, observed=_micros(when) if isinstance(when, str) else None)
+    state = _ObjectState()
+    used: dict[str, dict[str, set[str]]] = {}
+    gaps = 0
+    for i, (lo, hi) in enumerate(windows):
+        report("importing", i, len(windows))
+        gaps += _window(client, spec, b, nodes, writer, state, used, lo, hi)
+    report("importing", len(windows), len(windows))
+    state.finish(writer)
+    _source_notes(notes, used, nodes, b)
+    if gaps:
+        notes.add(f"{gaps} node-steps had no node-level sample (scrape failures or staleness gaps): recorded as gaps")
+    notes.add("pod volumes (emptyDir usage and sizeLimit) are not in Prometheus: emptyDir limit evictions are not "
+              "decidable, and pods[].ephemeral-storage.usedBytes is rootfs + logs only")
+    notes.add("containers of a pod are listed by name (kube-state-metrics does not keep spec order)")
+    if state.unknown_classes:
+        notes.add(f"priority classes without a value ({', '.join(sorted(state.unknown_classes))}): priority 0; "
+                  "pass --priority-classes (kubectl get priorityclasses -o json)")
+    if not spec.configz:
+        notes.add("no --configz/--config: the kubelet's eviction settings are not in Prometheus; replay uses the "
+                  "version's defaults unless given settings")
+    if not spec.events:
+        notes.add("no --events: real eviction messages are not in Prometheus; ground truth is kube-state-metrics' "
+                  "Evicted reason (no message)")
+
+
+def _configz_for(spec: PrometheusImport, nodes: list[str]) -> list[tuple[str, Mapping[str, Any]]]:
+    out = []
+    for node in nodes:
+        body = spec.configz.get(node) or spec.configz.get(None)
+        if body is not None:
+            out.append((node, body))
+    return out
+
+
+def _window(client: PrometheusClient, spec: PrometheusImport, b: Builder, nodes: list[str],
+            writer: RecordingWriter, state: _ObjectState, used: dict[str, dict[str, set[str]]],
+            lo: int, hi: int) -> int:
+    """Query, assemble and publish ticks [lo, hi); returns the number of gap rows."""
+    t0, t1 = spec.start + lo * spec.step, spec.start + (hi - 1) * spec.step
+    queries: dict[str, tuple[str, float, float, float]] = {}
+    series_q = node_queries(b) + pod_queries(b)
+    for q in series_q:
+        for j, (_src, promql, _label) in enumerate(q.alternatives):
+            queries[f"{q.name}#{j}"] = (promql, t0, t1, spec.step)
+    for name, promql in ksm_range_queries(b).items():
+        queries[name] = (promql, t0, t1, spec.step)
+    results = client.query_many(queries)
+    window = _range_text(t1 - t0 + spec.step)
+    static = {name: client.query(promql, t1) for name, promql in ksm_static_queries(b, window).items()}
+
+    frames: dict[str, pl.DataFrame] = {}
+    for q in series_q:
+        frames[q.name] = _pick_alternative(q, results, spec, nodes, used)
+    ticks = pl.DataFrame({"tick": list(range(lo, hi))}, schema={"tick": pl.Int64})
+    grid = pl.DataFrame({"node": nodes}).join(ticks, how="cross")
+    pods = _pods(results["pod_info"], spec, nodes)
+    state.update(writer, spec, lo, hi, results, static, pods)
+
+    node_df = _node_table(grid, frames, spec)
+    ok = node_df.select("node", pl.col("tick").cast(pl.Int64))
+    pod_df, ctr_df = _pod_tables(frames, pods, results["pod_info"], spec, ok)
+    sys_df = _system_table(frames, spec, ok)
+    gap = grid.join(ok, on=["node", "tick"], how="anti")
+    tick_rows = pl.concat([
+        ok.with_columns(pl.lit(True).alias("ok"), pl.lit(None, pl.String).alias("error")),
+        gap.with_columns(pl.lit(False).alias("ok"), pl.lit(GAP).alias("error")),
+    ])
+    tick_rows = tick_rows.with_columns(_time_of(spec).alias("time"))
+    writer.publish_part({
+        "ticks": _conform("ticks", tick_rows),
+        "node_stats": _conform("node_stats", node_df),
+        "system_container_stats": _conform("system_container_stats", sys_df),
+        "pod_stats": _conform("pod_stats", pod_df),
+        "container_stats": _conform("container_stats", ctr_df),
+    })
+    return gap.height
+
+
+def _pick_alternative(q: Query, results: Mapping[str, list[Series]], spec: PrometheusImport, nodes: list[str],
+                      used: dict[str, dict[str, set[str]]]) -> pl.DataFrame:
+    """Per node, the first alternative with data in this window → node, *keys, tick, value."""
+    parts = []
+    taken: set[str] = set()
+    for j, (src, _promql, label) in enumerate(q.alternatives):
+        df = _long(results[f"{q.name}#{j}"], label, q.keys, spec).filter(
+            pl.col("node").is_in(nodes) & ~pl.col("node").is_in(list(taken)))
+        have = set(df["node"].unique().to_list())
+        for n in have:
+            used.setdefault(q.name, {}).setdefault(n, set()).add(src)
+        taken |= have
+        parts.append(df)
+    return pl.concat(parts) if parts else _long([], "node", q.keys, spec)
+
+
+def _long(series: Sequence[Series], node_label: str, keys: Sequence[str], spec: PrometheusImport) -> pl.DataFrame:
+    cols: dict[str, list[Any]] = {"node": [], **{k: [] for k in keys}, "tick": [], "value": []}
+    for s in series:
+        node = s.labels.get(node_label, "")
+        labels = [s.labels.get(k, "") for k in keys]
+        for t, v in s.samples:
+            if v != v:  # NaN: no value
+                continue
+            cols["node"].append(node)
+            for k, lab in zip(keys, labels, strict=True):
+                cols[k].append(lab)
+            cols["tick"].append(round((t - spec.start) / spec.step))
+            cols["value"].append(v)
+    schema = {"node": pl.String, **{k: pl.String for k in keys}, "tick": pl.Int64, "value": pl.Float64}
+    return pl.DataFrame(cols, schema=schema)
+
+
+def _time_of(spec: PrometheusImport) -> pl.Expr:
+    """The tick's time in µs: start + tick × step."""
+    return (pl.lit(int(spec.start * SECOND_US)) + pl.col("tick") * int(spec.step * SECOND_US)).cast(pl.Int64)
+
+
+def _u64(name: str) -> pl.Expr:
+    return pl.col(name).round(0).clip(0).cast(pl.UInt64)
+
+
+def _value(frames: Mapping[str, pl.DataFrame], name: str) -> pl.DataFrame:
+    return frames[name].rename({"value": name})
+
+
+def _node_table(grid: pl.DataFrame, frames: Mapping[str, pl.DataFrame], spec: PrometheusImport) -> pl.DataFrame:
+    names = ["node_ws", "mem_capacity", "pods_ws", "pods_limit", "fs_avail", "fs_size", "fs_ffree", "fs_files",
+             "imagefs_avail", "imagefs_size", "imagefs_ffree", "imagefs_files", "pid_max", "threads_max", "curproc"]
+    df = grid
+    for n in names:
+        df = df.join(_value(frames, n), on=["node", "tick"], how="left")
+    # imageFs on the nodefs device unless a separate mount has data (the kubelet's imageFs is then the
+    # same filesystem); containerFs = imageFs (no KEP-4191 split is visible in Prometheus).
+    own_image = pl.col("imagefs_avail").is_not_null() & pl.col("imagefs_size").is_not_null()
+    for f in ("avail", "size", "ffree", "files"):
+        df = df.with_columns(pl.when(own_image).then(pl.col(f"imagefs_{f}")).otherwise(pl.col(f"fs_{f}"))
+                             .alias(f"imagefs_{f}"))
+    mem = pl.col("node_ws").is_not_null() & pl.col("mem_capacity").is_not_null()
+    fs = (pl.col("fs_avail").is_not_null() & pl.col("fs_size").is_not_null()) | (
+        pl.col("fs_ffree").is_not_null() & pl.col("fs_files").is_not_null())
+    img = (pl.col("imagefs_avail").is_not_null() & pl.col("imagefs_size").is_not_null()) | (
+        pl.col("imagefs_ffree").is_not_null() & pl.col("imagefs_files").is_not_null())
+    pods = pl.col("pods_ws").is_not_null() & pl.col("pods_limit").is_not_null()
+    maxpid = pl.min_horizontal("pid_max", "threads_max")
+    rl = maxpid.is_not_null() & pl.col("curproc").is_not_null()
+    df = df.filter(mem | fs | img | rl)
+    at = _time_of(spec)
+    present = (pl.lit(1, pl.UInt32) | pl.when(mem).then(2).otherwise(0) | pl.when(pods).then(4).otherwise(0)
+               | pl.when(fs).then(8).otherwise(0) | pl.when(img).then(16 | 32 | 64).otherwise(0)
+               | pl.when(rl).then(128).otherwise(0)).cast(pl.UInt32)
+    cols = [
+        pl.col("tick").cast(pl.UInt32), pl.col("node"), at.alias("scraped"), present.alias("present"),
+        pl.col("node").alias("node_name"),
+        pl.when(mem).then(at).alias("memory_time"),
+        pl.when(mem).then((_u64("mem_capacity").cast(pl.Int64) - _u64("node_ws").cast(pl.Int64)).clip(0)
+                          .cast(pl.UInt64)).alias("memory_available_bytes"),
+        pl.when(mem).then(_u64("node_ws")).alias("memory_working_set_bytes"),
+        pl.when(rl).then(at).alias("rlimit_time"),
+        pl.when(rl).then(maxpid.round(0).cast(pl.Int64)).alias("rlimit_maxpid"),
+        pl.when(rl).then(pl.col("curproc").round(0).cast(pl.Int64)).alias("rlimit_curproc"),
+    ]
+    for prefix, src, present_expr in (("fs", "fs", fs), ("imagefs", "imagefs", img), ("containerfs", "imagefs", img)):
+        cols += [
+            pl.when(present_expr).then(at).alias(f"{prefix}_time"),
+            _u64(f"{src}_avail").alias(f"{prefix}_available_bytes"),
+            _u64(f"{src}_size").alias(f"{prefix}_capacity_bytes"),
+            _u64(f"{src}_ffree").alias(f"{prefix}_inodes_free"),
+            _u64(f"{src}_files").alias(f"{prefix}_inodes"),
+            (_u64(f"{src}_files").cast(pl.Int64) - _u64(f"{src}_ffree").cast(pl.Int64)).clip(0).cast(pl.UInt64)
+            .alias(f"{prefix}_inodes_used"),
+        ]
+    return df.select(cols)
+
+
+def _system_table(frames: Mapping[str, pl.DataFrame], spec: PrometheusImport, ok: pl.DataFrame) -> pl.DataFrame:
+    """The ``pods`` system container (kubepods cgroup): allocatableMemory.available."""
+    df = ok.join(_value(frames, "pods_ws"), on=["node", "tick"]).join(
+        _value(frames, "pods_limit"), on=["node", "tick"])
+    at = _time_of(spec)
+    return df.select(
+        pl.col("tick").cast(pl.UInt32), "node", pl.lit(0, pl.UInt32).alias("container"),
+        pl.lit(3, pl.UInt32).alias("present"), pl.lit("pods").alias("name"), at.alias("memory_time"),
+        (_u64("pods_limit").cast(pl.Int64) - _u64("pods_ws").cast(pl.Int64)).clip(0).cast(pl.UInt64)
+        .alias("memory_available_bytes"),
+        _u64("pods_ws").alias("memory_working_set_bytes"),
+    )
+
+
+def _pods(info: Sequence[Series], spec: PrometheusImport, nodes: Sequence[str]) -> dict[tuple[str, str, str], _Pod]:
+    out: dict[tuple[str, str, str], _Pod] = {}
+    label = spec.conventions.ksm_node
+    for s in info:
+        lab = s.labels
+        node = lab.get(label, "")
+        if node not in nodes or not lab.get("pod"):
+            continue
+        key = (lab.get("namespace", ""), lab["pod"], lab.get("uid") or _uid(lab.get("namespace", ""), lab["pod"]))
+        out[key] = _Pod(key[0], key[1], key[2], node, lab.get("priority_class") or None)
+    return out
+
+
+def _uid(namespace: str, name: str) -> str:
+    return str(uuid.uuid5(_UID_NS, f"{namespace}/{name}"))
+
+
+def _pod_tables(frames: Mapping[str, pl.DataFrame], pods: Mapping[tuple[str, str, str], _Pod],
+                info: Sequence[Series], spec: PrometheusImport,
+                ok: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    keys = ["node", "namespace", "pod", "container", "tick"]
+    ctr = _value(frames, "container_ws")
+    for name in ("container_rootfs", "container_logs"):
+        ctr = ctr.join(_value(frames, name), on=keys, how="full", coalesce=True)
+    ctr = ctr.join(ok, on=["node", "tick"], how="semi")
+    pkeys = ["node", "namespace", "pod", "tick"]
+    eph = ctr.group_by(pkeys).agg(
+        pl.col("container_rootfs").sum().alias("eph"),
+        (pl.col("container_rootfs").is_not_null() | pl.col("container_logs").is_not_null()).any().alias("has_eph"),
+        pl.col("container_logs").sum().alias("eph_logs"),
+    )
+    pod = _value(frames, "pod_ws").join(_value(frames, "pod_procs"), on=pkeys, how="full", coalesce=True)
+    pod = pod.join(eph, on=pkeys, how="full", coalesce=True).join(ok, on=["node", "tick"], how="semi")
+    # uid: the kube_pod_info series present at that step (a StatefulSet pod keeps its name, not its uid)
+    uid_at = _long(info, spec.conventions.ksm_node, ("namespace", "pod", "uid"), spec).select(
+        "namespace", "pod", "uid", "tick").unique(["namespace", "pod", "tick"], keep="last")
+    any_uid = pl.DataFrame({"namespace": [k[0] for k in pods], "pod": [k[1] for k in pods],
+                            "uid_any": [k[2] for k in pods]}, schema={"namespace": pl.String, "pod": pl.String,
+                                                                      "uid_any": pl.String})
+    any_uid = any_uid.unique(["namespace", "pod"], keep="last")
+
+    def with_uid(df: pl.DataFrame) -> pl.DataFrame:
+        df = df.join(uid_at, on=["namespace", "pod", "tick"], how="left").join(any_uid, on=["namespace", "pod"],
+                                                                                how="left")
+        fallback = pl.concat_str([pl.col("namespace"), pl.lit("/"), pl.col("pod")]).map_elements(
+            lambda k: _uid(*k.split("/", 1)), return_dtype=pl.String)
+        return df.with_columns(pl.coalesce("uid", "uid_any", fallback).alias("pod_uid"))
+
+    pod = with_uid(pod).sort(["node", "tick", "pod_uid"])
+    pod = pod.with_columns(pl.int_range(pl.len()).over(["node", "tick"]).cast(pl.UInt32).alias("pod_index"))
+    at = _time_of(spec)
+    has_mem, has_proc = pl.col("pod_ws").is_not_null(), pl.col("pod_procs").is_not_null()
+    has_eph = pl.col("has_eph").fill_null(False)
+    present = (pl.lit(1 | 16, pl.UInt32) | pl.when(has_mem).then(2).otherwise(0)
+               | pl.when(has_eph).then(4).otherwise(0) | pl.when(has_proc).then(8).otherwise(0)).cast(pl.UInt32)
+    pod_df = pod.select(
+        pl.col("tick").cast(pl.UInt32), "node", pl.col("pod_index").alias("pod"), "pod_uid",
+        present.alias("present"), pl.col("pod").alias("name"), "namespace",
+        pl.when(has_mem).then(at).alias("memory_time"), _u64("pod_ws").alias("memory_working_set_bytes"),
+        pl.when(has_eph).then(at).alias("ephemeral_time"),
+        pl.when(has_eph).then((pl.col("eph").fill_null(0) + pl.col("eph_logs").fill_null(0)).round(0).cast(pl.UInt64))
+        .alias("ephemeral_used_bytes"),
+        _u64("pod_procs").alias("process_count"),
+    )
+    index = pod.select("node", "tick", "namespace", "pod", "pod_uid", "pod_index")
+    ctr = ctr.join(index, on=["node", "tick", "namespace", "pod"], how="inner").sort(
+        ["node", "tick", "pod_uid", "container"])
+    ctr = ctr.with_columns(pl.int_range(pl.len()).over(["node", "tick", "pod_uid"]).cast(pl.UInt32).alias("cidx"))
+    has_ws, has_root, has_logs = (pl.col(c).is_not_null() for c in ("container_ws", "container_rootfs",
+                                                                      "container_logs"))
+    cpresent = (pl.lit(1, pl.UInt32) | pl.when(has_ws).then(2).otherwise(0) | pl.when(has_root).then(4).otherwise(0)
+                | pl.when(has_logs).then(8).otherwise(0)).cast(pl.UInt32)
+    ctr_df = ctr.select(
+        pl.col("tick").cast(pl.UInt32), "node", pl.col("pod_index").alias("pod"), "pod_uid",
+        pl.col("cidx").alias("container"), cpresent.alias("present"), pl.col("container").alias("name"),
+        pl.when(has_ws).then(at).alias("memory_time"), _u64("container_ws").alias("memory_working_set_bytes"),
+        pl.when(has_root).then(at).alias("rootfs_time"), _u64("container_rootfs").alias("rootfs_used_bytes"),
+        pl.when(has_logs).then(at).alias("logs_time"), _u64("container_logs").alias("logs_used_bytes"),
+    )
+    return pod_df, ctr_df
+
+
+def _conform(name: str, df: pl.DataFrame) -> pl.DataFrame:
+    """Every column of the table's schema, in order, with its type (absent columns are null)."""
+    schema = ALL_SCHEMAS[name]
+    cols = []
+    for col, dtype in schema.items():
+        if col in df.columns:
+            expr = pl.col(col)
+            cols.append((expr.cast(pl.Int64).cast(TIME) if dtype == TIME and df.schema[col] != TIME
+                         else expr.cast(dtype)).alias(col))
+        else:
+            cols.append(pl.lit(None, dtype).alias(col))
+    return df.select(cols)
+
+
+# -- objects from kube-state-metrics ------------------------------------------------------------
+class _ObjectState:
+    """Pod and node objects as kube-state-metrics shows them; a version is observed when it changes."""
+
+    def __init__(self) -> None:
+        self.pods: dict[tuple[str, str, str], tuple[dict[str, Any], tuple[Any, ...]]] = {}
+        self.nodes: dict[str, tuple[Any, ...]] = {}
+        self.unknown_classes: set[str] = set()
+        self.last_time = 0
+
+    def update(self, writer: RecordingWriter, spec: PrometheusImport, lo: int, hi: int,
+               results: Mapping[str, list[Series]], static: Mapping[str, list[Series]],
+               pods: Mapping[tuple[str, str, str], _Pod]) -> None:
+        step_us = int(spec.step * SECOND_US)
+        start_us = int(spec.start * SECOND_US)
+        ksm = spec.conventions.ksm_node
+        present: dict[tuple[str, str, str], set[int]] = {}
+        for s in results["pod_info"]:
+            lab = s.labels
+            key = (lab.get("namespace", ""), lab.get("pod", ""), lab.get("uid") or _uid(lab.get("namespace", ""),
+                                                                                          lab.get("pod", "")))
+            if key in pods:
+                present.setdefault(key, set()).update(_ticks(s, spec))
+        phase = _at_ticks(results["pod_phase"], "phase", spec)
+        reason = _at_ticks(results["pod_reason"], "reason", spec)
+        info = _static_pods(static)
+        for key, pod in sorted(pods.items()):
+            ticks = present.get(key, set())
+            for tick in range(lo, hi):
+                at = start_us + tick * step_us
+                prev = self.pods.get(key)
+                if tick not in ticks:
+                    if prev is not None and prev[1][0]:
+                        writer.observe("pod", prev[0], observed=at, node=pod.node, deleted=True)
+                        self.pods[key] = (prev[0], (False,))
+                    continue
+                ph = phase.get((pod.namespace, pod.name, tick), "Running")
+                rs = reason.get((pod.namespace, pod.name, tick))
+                sig = (True, ph, rs, pod.node)
+                if prev is not None and prev[1] == sig:
+                    continue
+                body = _pod_body(pod, ph, rs, info.get((pod.namespace, pod.name), {}), spec, self.unknown_classes)
+                writer.observe("pod", body, observed=at, node=pod.node)
+                self.pods[key] = (body, sig)
+        conditions = _node_conditions(results["node_condition"], ksm, spec)
+        nodes_static = _static_nodes(static, ksm)
+        for node in sorted(set(nodes_static) | {n for n, _ in conditions}):
+            if node not in {p.node for p in pods.values()} and node not in spec.conventions.nodes and \
+                    spec.conventions.nodes:
+                continue
+            for tick in range(lo, hi):
+                conds = conditions.get((node, tick), frozenset())
+                sig = (conds, repr(nodes_static.get(node)))
+                if self.nodes.get(node) == sig:
+                    continue
+                self.nodes[node] = sig
+                writer.observe("node", _node_body(node, nodes_static.get(node, {}), conds),
+                               observed=start_us + tick * step_us, node=node)
+
+    def finish(self, writer: RecordingWriter) -> None:
+        writer.flush_objects()
+
+
+def _ticks(s: Series, spec: PrometheusImport) -> list[int]:
+    return [round((t - spec.start) / spec.step) for t, v in s.samples if v == v]
+
+
+def _at_ticks(series: Sequence[Series], label: str, spec: PrometheusImport) -> dict[tuple[str, str, int], str]:
+    out: dict[tuple[str, str, int], str] = {}
+    for s in series:
+        value = s.labels.get(label)
+        if not value:
+            continue
+        for tick in _ticks(s, spec):
+            out[(s.labels.get("namespace", ""), s.labels.get("pod", ""), tick)] = value
+    return out
+
+
+def _node_conditions(series: Sequence[Series], label: str, spec: PrometheusImport) -> dict[tuple[str, int], frozenset[str]]:
+    acc: dict[tuple[str, int], set[str]] = {}
+    for s in series:
+        node, cond = s.labels.get(label, ""), s.labels.get("condition", "")
+        for tick in _ticks(s, spec):
+            acc.setdefault((node, tick), set()).add(cond)
+    return {k: frozenset(v) for k, v in acc.items()}
+
+
+def _static_pods(static: Mapping[str, list[Series]]) -> dict[tuple[str, str], dict[str, Any]]:
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def slot(s: Series) -> dict[str, Any]:
+        return out.setdefault((s.labels.get("namespace", ""), s.labels.get("pod", "")), {})
+
+    for s in static.get("pod_owner", ()):
+        if s.labels.get("owner_kind") not in (None, "", "<none>"):
+            slot(s)["owner"] = (s.labels["owner_kind"], s.labels.get("owner_name", ""),
+                                s.labels.get("owner_is_controller") == "true")
+    for name in ("pod_created", "pod_start"):
+        for s in static.get(name, ()):
+            slot(s)[name] = s.samples[-1][1]
+    for name in ("container_info", "init_info"):
+        for s in static.get(name, ()):
+            slot(s).setdefault(name, {})[s.labels.get("container", "")] = s.labels.get("restart_policy")
+    for name in ("requests", "limits", "init_requests", "init_limits"):
+        for s in static.get(name, ()):
+            res = _resource_name(s.labels.get("resource", ""))
+            slot(s).setdefault(name, {}).setdefault(s.labels.get("container", ""), {})[res] = _quantity(
+                res, s.samples[-1][1])
+    return out
+
+
+def _resource_name(ksm: str) -> str:
+    """kube-state-metrics writes resource names with ``_`` (``ephemeral_storage``)."""
+    return {"ephemeral_storage": "ephemeral-storage"}.get(ksm, ksm)
+
+
+def _quantity(resource: str, value: float) -> str:
+    """A quantity's canonical text from kube-state-metrics' float: millicores for cpu, and for byte
+    amounts the largest exact binary (Ki…) or decimal (k…) suffix, as Quantity.String() prints a
+    quantity written that way (apimachinery resource/quantity.go); plain integers otherwise."""
+    if resource == "cpu":
+        milli = round(value * 1000)
+        return str(milli // 1000) if milli % 1000 == 0 else f"{milli}m"
+    n = round(value)
+    if n == 0:
+        return "0"
+    for suffix, size in (("Ei", 1 << 60), ("Pi", 1 << 50), ("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20),
+                         ("Ki", 1 << 10)):
+        if n % size == 0:
+            return f"{n // size}{suffix}"
+    for suffix, size in (("E", 10**18), ("P", 10**15), ("T", 10**12), ("G", 10**9), ("M", 10**6), ("k", 10**3)):
+        if n % size == 0:
+            return f"{n // size}{suffix}"
+    return str(n)
+
+
+def _pod_body(pod: _Pod, phase: str, reason: str | None, info: Mapping[str, Any], spec: PrometheusImport,
+              unknown: set[str]) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid}
+    if "pod_created" in info:
+        meta["creationTimestamp"] = format_time(int(info["pod_created"]) * SECOND_US)
+    owner = info.get("owner")
+    if owner:
+        meta["ownerReferences"] = [{"kind": owner[0], "name": owner[1], "controller": owner[2]}]
+        if owner[0] == "Node":  # a mirror pod: the kubelet's static pod, always critical
+            meta["annotations"] = {"kubernetes.io/config.mirror": "prometheus", "kubernetes.io/config.source": "file"}
+
+    def containers(names: Mapping[str, Any], req: Mapping[str, Any], lim: Mapping[str, Any],
+                   init: bool) -> list[dict[str, Any]]:
+        out = []
+        for name in sorted(set(names) | set(req) | set(lim)):
+            c: dict[str, Any] = {"name": name}
+            resources = {k: dict(v[name]) for k, v in (("requests", req), ("limits", lim)) if v.get(name)}
+            if resources:
+                c["resources"] = resources
+            if init and names.get(name) == "Always":
+                c["restartPolicy"] = "Always"
+            out.append(c)
+        return out
+
+    pod_spec: dict[str, Any] = {
+        "nodeName": pod.node,
+        "containers": containers(info.get("container_info", {}), info.get("requests", {}), info.get("limits", {}),
+                                 False),
+    }
+    init = containers(info.get("init_info", {}), info.get("init_requests", {}), info.get("init_limits", {}), True)
+    if init:
+        pod_spec["initContainers"] = init
+    if pod.priority_class:
+        pod_spec["priorityClassName"] = pod.priority_class
+        value = spec.priority_classes.get(pod.priority_class, BUILTIN_PRIORITIES.get(pod.priority_class))
+        if value is None:
+            unknown.add(pod.priority_class)
+        else:
+            pod_spec["priority"] = value
+    status: dict[str, Any] = {"phase": phase}
+    if reason:
+        status["reason"] = reason
+    if "pod_start" in info:
+        status["startTime"] = format_time(int(info["pod_start"]) * SECOND_US)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod_spec, "status": status}
+
+
+def _static_nodes(static: Mapping[str, list[Series]], label: str) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for s in static.get("node_info", ()):
+        out.setdefault(s.labels.get(label, ""), {})["info"] = {
+            k: s.labels[v] for k, v in (("kubeletVersion", "kubelet_version"), ("kernelVersion", "kernel_version"),
+                                        ("osImage", "os_image"),
+                                        ("containerRuntimeVersion", "container_runtime_version"))
+            if s.labels.get(v)}
+    for name in ("node_capacity", "node_allocatable"):
+        for s in static.get(name, ()):
+            res = _resource_name(s.labels.get("resource", ""))
+            out.setdefault(s.labels.get(label, ""), {}).setdefault(name, {})[res] = _quantity(res, s.samples[-1][1])
+    for s in static.get("node_taints", ()):
+        taint = {k: s.labels[k] for k in ("key", "value", "effect") if s.labels.get(k)}
+        out.setdefault(s.labels.get(label, ""), {}).setdefault("taints", []).append(taint)
+    return out
+
+
+def _node_body(node: str, info: Mapping[str, Any], conditions: frozenset[str]) -> dict[str, Any]:
+    status: dict[str, Any] = {
+        "conditions": [{"type": c, "status": "True" if c in conditions else "False"}
+                       for c in ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")],
+    }
+    if info.get("node_capacity"):
+        status["capacity"] = info["node_capacity"]
+    if info.get("node_allocatable"):
+        status["allocatable"] = info["node_allocatable"]
+    if info.get("info"):
+        status["nodeInfo"] = info["info"]
+    body: dict[str, Any] = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}, "status": status}
+    if info.get("taints"):
+        body["spec"] = {"taints": sorted(info["taints"], key=lambda t: (t.get("key", ""), t.get("effect", "")))}
+    return body
+
+
+# -- notes --------------------------------------------------------------------------------------
+_DECIDES = {
+    "node_ws": "memory.available not decidable",
+    "mem_capacity": "memory.available not decidable",
+    "pods_ws": "allocatableMemory.available not decidable",
+    "pods_limit": "allocatableMemory.available not decidable",
+    "fs_avail": "nodefs.available not decidable",
+    "fs_ffree": "nodefs.inodesFree not decidable",
+    "pid_max": "pid.available not decidable",
+    "curproc": "pid.available not decidable",
+    "pod_ws": "memory ranking uses 0 for pods without it",
+    "container_ws": "eviction messages leave out containers without it",
+    "container_rootfs": "ranking for nodefs/imagefs not decidable (no per-container rootfs usage)",
+    "container_logs": "ranking for nodefs not decidable (no per-container log usage)",
+    "pod_procs": "ranking for pid not decidable (no per-pod process count)",
+}
+
+
+def _source_notes(notes: _Notes, used: Mapping[str, Mapping[str, set[str]]], nodes: Sequence[str], b: Builder) -> None:
+    """Which series measured each field, and which fields had none (what that leaves undecidable)."""
+    for q in node_queries(b) + pod_queries(b):
+        got = used.get(q.name, {})
+        missing = [n for n in nodes if n not in got]
+        if q.name in ("imagefs_avail", "imagefs_size", "imagefs_ffree", "imagefs_files", "threads_max"):
+            continue  # optional: imageFs shares nodefs, maxpid is pid_max alone
+        if q.name.startswith("fs_") and q.name not in ("fs_avail", "fs_ffree"):
+            continue
+        if missing:
+            decides = _DECIDES.get(q.name, "")
+            who = "any node" if len(missing) == len(nodes) else ", ".join(missing)
+            notes.add(f"{q.what}: no series for {who} ({q.alternatives[0][0]}"
+                      f"{' or others' if len(q.alternatives) > 1 else ''}){f': {decides}' if decides else ''}")
+        sources = sorted({src for per in got.values() for src in per})
+        approx = [s for s in sources if "approximation" in s]
+        if approx:
+            notes.add(f"{q.what} from {approx[0]}")
+
+
+def _range_text(seconds: float) -> str:
+    return f"{max(1, round(seconds * 1000))}ms"
+
+
+def _iso(seconds: float) -> str:
+    return format_time(round(seconds * SECOND_US))
+
+
+def _micros(text: str) -> int | None:
+    from ..summary_codec import parse_time
+
+    try:
+        return parse_time(text)
+    except ValueError:
+        return None
+
+
+__all__ = ["PrometheusError", "PrometheusImport", "import_prometheus"]

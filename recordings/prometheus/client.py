@@ -1,0 +1,251 @@
+"""A Prometheus HTTP API client (``/api/v1/query``, ``/api/v1/query_range``) that behaves like a
+Grafana data source: bearer token, basic auth, client certificate, custom CA, extra headers.
+
+Why its own module: every failure has to end as one line naming the query (exit 2), a busy or
+restarting server (429, 5xx, a dropped connection) is retried with exponential back-off, and a
+range is split so no request asks for more than the server's 11,000 points per series
+(``query_range`` refuses larger resolutions: prometheus/web/api/v1/api.go, "exceeded maximum
+resolution of 11,000 points per timeseries"). Thanos, Mimir and VictoriaMetrics serve the same API.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx2
+import orjson
+
+from ..errors import InputError
+
+MAX_POINTS = 11_000
+"""Prometheus' per-series limit on a range query's resolution (points = (end - start) / step + 1)."""
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+class PrometheusError(InputError):
+    """The server (or the way to it) failed a query: one line naming the query, exit 2."""
+
+
+@dataclass(frozen=True)
+class Series:
+    """One series of a query result: its labels and (time in seconds, value) samples in time order."""
+
+    labels: Mapping[str, str]
+    samples: Sequence[tuple[float, float]]
+
+
+@dataclass
+class ClientOptions:
+    """How to reach the server; never stored in a recording (credentials)."""
+
+    url: str
+    bearer_token: str | None = None
+    basic_auth: tuple[str, str] | None = None
+    client_cert: tuple[str, str] | None = None  # (certificate file, key file)
+    ca_file: str | None = None
+    insecure: bool = False
+    headers: Mapping[str, str] = field(default_factory=dict)
+    timeout: float = 60.0
+    retries: int = 4
+    backoff: float = 0.5  # seconds before the first retry, doubled each time (with jitter)
+    concurrency: int = 4
+
+
+class PrometheusClient:
+    """Range and instant queries with retries, splitting and bounded concurrency (a thread pool)."""
+
+    def __init__(self, options: ClientOptions, *, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.options = options
+        self._sleep = sleep
+        base = options.url.rstrip("/")
+        if not base.startswith(("http://", "https://")):
+            raise InputError(f"expected an http:// or https:// URL, got {options.url!r}", source="--prometheus")
+        self.base = base
+        headers = dict(options.headers)
+        if options.bearer_token:
+            headers["Authorization"] = f"Bearer {options.bearer_token}"
+        verify: Any = False if options.insecure else (options.ca_file or True)
+        try:
+            self._http = httpx2.Client(
+                headers=headers,
+                auth=options.basic_auth,
+                cert=options.client_cert,
+                verify=verify,
+                timeout=options.timeout,
+                limits=httpx2.Limits(max_connections=max(1, options.concurrency)),
+            )
+        except (OSError, ValueError) as exc:  # unreadable CA or client certificate
+            raise InputError(f"cannot set up TLS ({' '.join(str(exc).split())})", source="--prometheus") from None
+        self._pool = ThreadPoolExecutor(max_workers=max(1, options.concurrency), thread_name_prefix="promql")
+        self._lock = threading.Lock()
+        self.requests = 0
+        self.points = 0
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._http.close()
+
+    def __enter__(self) -> PrometheusClient:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # -- queries --------------------------------------------------------------------------
+    def query_range(self, query: str, start: float, end: float, step: float) -> list[Series]:
+        """Every series of ``query`` evaluated at start, start + step, … ≤ end (seconds).
+
+        Split into consecutive sub-ranges of at most MAX_POINTS steps, run on the pool, and
+        stitched back per series (a series is identified by its whole label set).
+        """
+        spans = split_range(start, end, step)
+        futures = [self._pool.submit(self._range_once, query, a, b, step) for a, b in spans]
+        merged: dict[tuple[tuple[str, str], ...], list[tuple[float, float]]] = {}
+        labels: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
+        for fut in futures:
+            for s in fut.result():
+                key = tuple(sorted(s.labels.items()))
+                labels.setdefault(key, s.labels)
+                merged.setdefault(key, []).extend(s.samples)
+        return [Series(labels[k], v) for k, v in merged.items()]
+
+    def query_many(self, queries: Mapping[str, tuple[str, float, float, float]]) -> dict[str, list[Series]]:
+        """Several range queries at once (name → (query, start, end, step)), bounded by the pool."""
+        futures = {
+            name: [self._pool.submit(self._range_once, q, a, b, step) for a, b in split_range(start, end, step)]
+            for name, (q, start, end, step) in queries.items()
+        }
+        out: dict[str, list[Series]] = {}
+        for name, futs in futures.items():
+            merged: dict[tuple[tuple[str, str], ...], tuple[Mapping[str, str], list[tuple[float, float]]]] = {}
+            for fut in futs:
+                for s in fut.result():
+                    key = tuple(sorted(s.labels.items()))
+                    merged.setdefault(key, (s.labels, []))[1].extend(s.samples)
+            out[name] = [Series(lab, samples) for lab, samples in merged.values()]
+        return out
+
+    def query(self, query: str, at: float) -> list[Series]:
+        """An instant query at ``at`` (seconds); each series has one sample."""
+        data = self._call("query", {"query": query, "time": _fmt(at)}, query)
+        return _parse(data, query)
+
+    def _range_once(self, query: str, start: float, end: float, step: float) -> list[Series]:
+        params = {"query": query, "start": _fmt(start), "end": _fmt(end), "step": _fmt(step)}
+        return _parse(self._call("query_range", params, query), query)
+
+    def _call(self, endpoint: str, params: Mapping[str, str], query: str) -> Any:
+        """POST a query (long PromQL does not fit a URL), retrying 429/5xx and dropped connections."""
+        url = f"{self.base}/api/v1/{endpoint}"
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                resp = self._http.post(url, data=dict(params))
+            except httpx2.TimeoutException:
+                problem = f"timed out after {self.options.timeout:g}s"
+                retry = True
+            except httpx2.TransportError as exc:
+                problem = f"cannot reach {self.base} ({_short(exc)})"
+                retry = not isinstance(exc, httpx2.ConnectError) or attempt == 1  # refused: one more try
+            else:
+                with self._lock:
+                    self.requests += 1
+                status = resp.status_code
+                if status in (401, 403):
+                    why = "unauthorized" if status == 401 else "forbidden"
+                    raise PrometheusError(
+                        f"HTTP {status} {why} from {self.base}; check --bearer-token-file / --basic-auth / "
+                        "--client-cert / --header",
+                        source=_q(query),
+                    )
+                if status in RETRY_STATUSES:
+                    problem, retry = f"HTTP {status} from {self.base}{_server_error(resp)}", True
+                else:
+                    body = _json(resp)
+                    if status == 200 and isinstance(body, dict) and body.get("status") == "success":
+                        return body.get("data")
+                    if isinstance(body, dict) and body.get("status") == "error":
+                        raise PrometheusError(
+                            f"{body.get('errorType', 'error')}: {body.get('error', '')} (HTTP {status})".strip(),
+                            source=_q(query),
+                        )
+                    raise PrometheusError(
+                        f"HTTP {status} from {self.base}: not a Prometheus API response "
+                        f"({resp.headers.get('content-type', 'no content type')}); is {self.base} the server's "
+                        "base URL (e.g. http://prometheus:9090, or Thanos/Mimir's /prometheus prefix)?",
+                        source=_q(query),
+                    )
+            if not retry or attempt > self.options.retries:
+                tries = f" (after {attempt} attempts)" if attempt > 1 else ""
+                raise PrometheusError(f"{problem}{tries}", source=_q(query))
+            delay = self.options.backoff * (2 ** (attempt - 1))
+            self._sleep(delay * (0.5 + random.random() / 2))
+
+
+def split_range(start: float, end: float, step: float, max_points: int = MAX_POINTS) -> list[tuple[float, float]]:
+    """Consecutive [a, b] sub-ranges on the same step grid, each at most ``max_points`` points."""
+    if end < start:
+        return []
+    total = round((end - start) / step) + 1
+    spans = []
+    first = 0
+    while first < total:
+        last = min(total, first + max_points) - 1
+        spans.append((start + first * step, start + last * step))
+        first = last + 1
+    return spans
+
+
+def _fmt(seconds: float) -> str:
+    return f"{seconds:.3f}".rstrip("0").rstrip(".")
+
+
+def _q(query: str) -> str:
+    text = " ".join(query.split())
+    return f"query {text[:160]}{'…' if len(text) > 160 else ''}"
+
+
+def _short(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _json(resp: httpx2.Response) -> Any:
+    try:
+        return orjson.loads(resp.content)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _server_error(resp: httpx2.Response) -> str:
+    body = _json(resp)
+    if isinstance(body, dict) and body.get("error"):
+        return f": {' '.join(str(body['error']).split())[:200]}"
+    return ""
+
+
+def _parse(data: Any, query: str) -> list[Series]:
+    if not isinstance(data, dict):
+        raise PrometheusError("response has no data", source=_q(query))
+    kind, result = data.get("resultType"), data.get("result")
+    if not isinstance(result, list):
+        raise PrometheusError("response has no result list", source=_q(query))
+    out: list[Series] = []
+    for item in result:
+        labels = item.get("metric") or {}
+        if kind == "matrix":
+            samples = [(float(t), float(v)) for t, v in item.get("values") or ()]
+        elif kind == "vector":
+            t, v = item["value"]
+            samples = [(float(t), float(v))]
+        else:
+            raise PrometheusError(f"unexpected result type {kind!r}", source=_q(query))
+        out.append(Series(labels, samples))
+    return out

@@ -1,0 +1,260 @@
+"""A real Prometheus on loopback holding a known scenario: recording → OpenMetrics → promtool → server.
+
+The OpenMetrics text is what the exporters would have served at each tick of the scenario's recording:
+cAdvisor (``container_memory_working_set_bytes``, ``machine_memory_bytes``, ``container_fs_usage_bytes``,
+the kubepods cgroup's limit), the kubelet (``kubelet_container_log_filesystem_used_bytes``),
+node-exporter (filesystems, processes) and kube-state-metrics (pods, owners, requests/limits, phases,
+reasons, nodes), labelled as kube-prometheus-stack labels them (``node`` on kubelet series, ``instance``
+= node name on node-exporter series).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+from recordings.reader import open_recording
+
+PROMETHEUS = shutil.which("prometheus")
+PROMTOOL = shutil.which("promtool")
+MISSING = (
+    "needs the prometheus and promtool binaries (Debian: apt-get install prometheus; .ci/run installs them as root)"
+)
+IMAGEFS_MOUNT = "/var/lib/containerd"
+PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
+REASONS = ("NodeLost", "Evicted", "UnexpectedAdmissionError")
+
+
+def _labels(labels: dict[str, str]) -> str:
+    return "{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}"
+
+
+class _Families:
+    """Samples grouped by family then series (OpenMetrics wants each family contiguous)."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, dict[str, list[tuple[float, float]]]] = {}
+
+    def add(self, name: str, labels: dict[str, str], t: float, value: float | None) -> None:
+        if value is None:
+            return
+        self.data.setdefault(name, {}).setdefault(_labels(labels), []).append((t, value))
+
+    def write(self, path: Path) -> None:
+        with path.open("w") as fh:
+            for name, series in self.data.items():
+                fh.write(f"# TYPE {name} gauge\n")
+                for labels, samples in series.items():
+                    for t, v in sorted(samples):
+                        text = str(int(v)) if float(v).is_integer() else repr(v)
+                        fh.write(f"{name}{labels} {text} {t:.3f}\n")
+            fh.write("# EOF\n")
+
+
+def _qty_bytes(text: str) -> float:
+    units = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "k": 10**3, "M": 10**6, "G": 10**9,
+             "T": 10**12, "m": 1e-3}
+    for suffix in sorted(units, key=len, reverse=True):
+        if text.endswith(suffix):
+            return float(text[: -len(suffix)]) * units[suffix]
+    return float(text)
+
+
+def openmetrics_from_recording(rec_path: Path, out: Path) -> dict[str, Any]:
+    """Write the exporters' view of a recording; returns the side files an SRE would pass
+    (configz per node, events, priority classes) as Python objects."""
+    rec = open_recording(rec_path)
+    fam = _Families()
+    classes: dict[str, int] = {}
+    for node in rec.nodes():
+        k = {"node": node}
+        e = {"instance": node}
+        for tick in rec.ticks(node):
+            t = tick.time.timestamp()
+            if tick.ok:
+                _summary(fam, rec.summary_at(node, tick.index) or {}, node, t)
+            for pod in rec.pods_at(node, tick.time):
+                _pod(fam, pod, node, t, classes)
+            obj = rec.node_object_at(node, tick.time)
+            if obj:
+                _node(fam, obj, node, t)
+        del k, e
+    fam.write(out)
+    return {
+        "configz": {n: rec.configz(n) for n in rec.nodes() if rec.configz(n)},
+        "events": {"apiVersion": "v1", "kind": "List", "items": rec.events()},
+        "priority_classes": {"items": [{"metadata": {"name": c}, "value": v} for c, v in sorted(classes.items())]},
+    }
+
+
+def _summary(fam: _Families, s: dict[str, Any], node: str, t: float) -> None:
+    n = s.get("node") or {}
+    k = {"node": node}
+    mem = n.get("memory") or {}
+    if mem.get("workingSetBytes") is not None:
+        fam.add("container_memory_working_set_bytes", {**k, "id": "/"}, t, mem["workingSetBytes"])
+        if mem.get("availableBytes") is not None:
+            fam.add("machine_memory_bytes", k, t, mem["availableBytes"] + mem["workingSetBytes"])
+    for sc in n.get("systemContainers") or []:
+        m = sc.get("memory") or {}
+        if sc.get("name") == "pods" and m.get("workingSetBytes") is not None:
+            fam.add("container_memory_working_set_bytes", {**k, "id": "/kubepods"}, t, m["workingSetBytes"])
+            if m.get("availableBytes") is not None:
+                fam.add("container_spec_memory_limit_bytes", {**k, "id": "/kubepods"}, t,
+                        m["availableBytes"] + m["workingSetBytes"])
+    e = {"instance": node}
+    fs = n.get("fs") or {}
+    image = (n.get("runtime") or {}).get("imageFs") or {}
+    mounts = [("/", fs)]
+    if image and (image.get("capacityBytes"), image.get("availableBytes")) != (fs.get("capacityBytes"),
+                                                                               fs.get("availableBytes")):
+        mounts.append((IMAGEFS_MOUNT, image))
+    for mount, f in mounts:
+        lab = {**e, "mountpoint": mount, "device": "/dev/vda1" if mount == "/" else "/dev/vdb1", "fstype": "ext4"}
+        fam.add("node_filesystem_avail_bytes", lab, t, f.get("availableBytes"))
+        fam.add("node_filesystem_size_bytes", lab, t, f.get("capacityBytes"))
+        fam.add("node_filesystem_files_free", lab, t, f.get("inodesFree"))
+        fam.add("node_filesystem_files", lab, t, f.get("inodes"))
+    rl = n.get("rlimit") or {}
+    fam.add("node_processes_max_processes", e, t, rl.get("maxpid"))
+    fam.add("node_processes_threads", e, t, rl.get("curproc"))
+    for p in s.get("pods") or []:
+        ref = p.get("podRef") or {}
+        pk = {**k, "namespace": ref.get("namespace", ""), "pod": ref.get("name", "")}
+        ws = (p.get("memory") or {}).get("workingSetBytes")
+        fam.add("container_memory_working_set_bytes", {**pk, "container": "", "id": f"/kubepods/pod{ref.get('uid')}"},
+                t, ws)
+        for c in p.get("containers") or []:
+            ck = {**pk, "container": c["name"]}
+            fam.add("container_memory_working_set_bytes", {**ck, "id": f"/kubepods/pod{ref.get('uid')}/{c['name']}"},
+                    t, (c.get("memory") or {}).get("workingSetBytes"))
+            fam.add("container_fs_usage_bytes", {**ck, "device": "/dev/vda1"}, t, (c.get("rootfs") or {}).get("usedBytes"))
+            fam.add("kubelet_container_log_filesystem_used_bytes", {**ck, "uid": ref.get("uid", "")}, t,
+                    (c.get("logs") or {}).get("usedBytes"))
+
+
+def _pod(fam: _Families, pod: dict[str, Any], node: str, t: float, classes: dict[str, int]) -> None:
+    meta, spec, status = pod.get("metadata", {}), pod.get("spec", {}), pod.get("status", {})
+    pk = {"namespace": meta.get("namespace", ""), "pod": meta.get("name", ""), "uid": meta.get("uid", "")}
+    cls = spec.get("priorityClassName") or ""
+    if cls and spec.get("priority") is not None:
+        classes[cls] = spec["priority"]
+    fam.add("kube_pod_info", {**pk, "node": node, "priority_class": cls, "host_ip": "10.0.0.1"}, t, 1)
+    owners = meta.get("ownerReferences") or []
+    for o in owners or [{"kind": "<none>", "name": "<none>", "controller": None}]:
+        fam.add("kube_pod_owner", {**pk, "owner_kind": o.get("kind", ""), "owner_name": o.get("name", ""),
+                                   "owner_is_controller": str(bool(o.get("controller"))).lower()
+                                   if o.get("controller") is not None else "<none>"}, t, 1)
+    for phase in PHASES:
+        fam.add("kube_pod_status_phase", {**pk, "phase": phase}, t, 1 if status.get("phase") == phase else 0)
+    for reason in REASONS:
+        fam.add("kube_pod_status_reason", {**pk, "reason": reason}, t, 1 if status.get("reason") == reason else 0)
+    for kind, key in (("", "containers"), ("init_", "initContainers")):
+        for c in spec.get(key) or []:
+            info = {**pk, "container": c["name"]}
+            if kind:
+                info["restart_policy"] = c.get("restartPolicy", "")
+            fam.add(f"kube_pod_{kind}container_info", info, t, 1)
+            for what in ("requests", "limits"):
+                for res, qty in ((c.get("resources") or {}).get(what) or {}).items():
+                    unit = "core" if res == "cpu" else "byte"
+                    fam.add(f"kube_pod_{kind}container_resource_{what}",
+                            {**pk, "node": node, "container": c["name"], "resource": res.replace("-", "_"),
+                             "unit": unit}, t, _qty_bytes(str(qty)))
+
+
+def _node(fam: _Families, obj: dict[str, Any], node: str, t: float) -> None:
+    status = obj.get("status", {})
+    info = status.get("nodeInfo", {})
+    fam.add("kube_node_info", {"node": node, "kubelet_version": info.get("kubeletVersion", "")}, t, 1)
+    for what in ("capacity", "allocatable"):
+        for res, qty in (status.get(what) or {}).items():
+            unit = {"cpu": "core", "pods": "integer"}.get(res, "byte")
+            fam.add(f"kube_node_status_{what}", {"node": node, "resource": res.replace("-", "_"), "unit": unit}, t,
+                    _qty_bytes(str(qty)))
+    for c in status.get("conditions") or []:
+        for st in ("true", "false", "unknown"):
+            fam.add("kube_node_status_condition", {"node": node, "condition": c["type"], "status": st}, t,
+                    1 if c.get("status", "").lower() == st else 0)
+
+
+def backfill(openmetrics: Path, data: Path) -> None:
+    """promtool tsdb create-blocks-from openmetrics FILE DIR."""
+    assert PROMTOOL is not None
+    data.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run([PROMTOOL, "tsdb", "create-blocks-from", "openmetrics", str(openmetrics), str(data)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Server:
+    url: str
+    process: subprocess.Popen[bytes]
+
+
+@contextlib.contextmanager
+def prometheus(data: Path, *, deadline: float = 90.0) -> Iterator[Server]:
+    """Run prometheus on ``data`` (no scraping, retention long enough for old timestamps) until ready."""
+    assert PROMETHEUS is not None
+    config = data.parent / "prometheus.yml"
+    config.write_text("global: {}\nscrape_configs: []\n")
+    port = free_port()
+    log = (data.parent / "prometheus.log").open("wb")
+    proc = subprocess.Popen(
+        [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={data}",
+         f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=100y",
+         "--query.lookback-delta=5m"],
+        stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        end = time.monotonic() + deadline
+        while True:
+            if proc.poll() is not None:
+                raise AssertionError(f"prometheus exited: {(data.parent / 'prometheus.log').read_text()[-2000:]}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{url}/-/ready", timeout=2).status_code == 200:
+                    break
+            if time.monotonic() > end:
+                raise AssertionError("prometheus not ready within the deadline")
+            time.sleep(0.1)  # polling a condition under a deadline, not waiting on the clock
+        yield Server(url, proc)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def write_side_files(side: dict[str, Any], directory: Path) -> list[str]:
+    """The side files as an SRE would pass them: ``--configz NODE=FILE``, ``--events``, ``--priority-classes``."""
+    args = []
+    for node, body in side["configz"].items():
+        path = directory / f"configz-{node}.json"
+        path.write_bytes(orjson.dumps(body))
+        args += ["--configz", f"{node}={path}"]
+    events = directory / "events.json"
+    events.write_bytes(orjson.dumps(side["events"]))
+    classes = directory / "priorityclasses.json"
+    classes.write_bytes(orjson.dumps(side["priority_classes"]))
+    return [*args, "--events", str(events), "--priority-classes", str(classes)]
