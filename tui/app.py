@@ -74,8 +74,9 @@ class EvictlensApp(App[int]):
                 screen.results_changed()
 
     # -- loading ------------------------------------------------------------------------------
-    def on_mount(self) -> None:
-        self.push_screen(LoadingScreen(self._target_name()))
+    async def on_mount(self) -> None:
+        # mounted before the work starts: a failure within milliseconds must not replace a half-mounted screen
+        await self.push_screen(LoadingScreen(self._target_name()))
         self.run_worker(self._load_target, name=FIRST, group="load", thread=True, exit_on_error=False)
 
     def _target_name(self) -> str:

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pilot_wait import until
 from textual.widgets import Static
 
 from tui.app import make_app
@@ -17,9 +18,8 @@ pytestmark = pytest.mark.anyio
 async def _problem(target: Path, cache: Path) -> tuple[str, int | None]:
     app = make_app(target, cache=cache)
     async with app.run_test(size=(120, 30)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert isinstance(app.screen, ErrorScreen)
+        await until(pilot, lambda: isinstance(app.screen, ErrorScreen) and app.screen.query("#error-problem"),
+                    "the error screen")
         problem = str(app.screen.query_one("#error-problem", Static).content)
         await pilot.press("q")
         await pilot.pause()

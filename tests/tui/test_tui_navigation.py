@@ -9,6 +9,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from pilot_wait import until
 from rich.console import Console
 from rich.text import Text
 from textual.widgets import Select, Static
@@ -167,9 +168,8 @@ async def test_compare_reads_el_sidecar1_in_the_1_32_message_and_not_in_the_1_30
         assert isinstance(app.screen, WhatIfScreen)
         app.screen.query_one("#version", Select).value = "1.32"
         await pilot.press("ctrl+r")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert len(app.results) == 2 and app.results[1].request is not None
+        await until(pilot, lambda: len(app.results) == 2, "the what-if result")
+        assert app.results[1].request is not None
         assert app.results[1].request.kubelet_version == "1.32"
         await pilot.press("ctrl+o")
         await pilot.pause()
@@ -188,8 +188,7 @@ async def test_compare_reads_el_sidecar1_in_the_1_32_message_and_not_in_the_1_30
         await pilot.press("escape")
         assert isinstance(app.screen, WhatIfScreen)
         await pilot.press("ctrl+u")  # use the selected (1.32) result on every screen
-        await pilot.pause()
-        assert app.view.label.startswith("what-if 1")
+        await until(pilot, lambda: app.view.label.startswith("what-if 1"), "the what-if result in use")
 
 
 async def test_question_mark_lists_every_binding_of_the_screen(sample_cache: Path, tmp_path: Path) -> None:

@@ -1,0 +1,155 @@
+"""Work the TUI hands to the engine and how it reports back: the what-if form's counterfactual choice runs on
+replay.engine, every worker failure ends in the app's one handler, and an eviction opened from a results
+directory shows its containers (read from the recording for one node's tick)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pilot_wait import until
+from textual.widgets import Checkbox, Input, Static
+
+import replay.engine
+from replay.results import ReplayResult
+from replay.settings import SettingsRequest
+from tui.app import EvictlensApp, make_app
+from tui.screens.error import ErrorScreen
+from tui.screens.eviction import EvictionScreen
+from tui.screens.overview import OverviewScreen
+from tui.screens.whatif import WhatIfScreen
+from tui.widgets.record_table import RecordTable
+
+SIZE = (140, 45)
+pytestmark = pytest.mark.anyio
+
+
+def _notes(app: EvictlensApp) -> list[tuple[str, str]]:
+    """(title, message) of every notification shown so far."""
+    return [(n.title, n.message) for n in app._notifications]
+
+
+async def _overview(app: EvictlensApp, pilot: Any) -> None:
+    """The overview mounted, its node table focused (keys before that go to whatever had focus)."""
+    await until(pilot, lambda: isinstance(app.screen, OverviewScreen) and getattr(app.screen.focused, "id", None)
+                == "nodes", "the overview")
+
+
+async def test_the_whatif_form_runs_the_engine_with_the_counterfactual_choice(
+        sample_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[list[SettingsRequest]] = []
+    engine_replay = replay.engine.replay
+
+    def spy(rec: Any, requests: Sequence[SettingsRequest], *args: Any, **kwargs: Any) -> list[ReplayResult]:
+        asked.append(list(requests))
+        return engine_replay(rec, requests, *args, **kwargs)
+
+    monkeypatch.setattr(replay.engine, "replay", spy)
+    app = make_app(None, cache=sample_cache, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        await pilot.press("w")
+        await until(pilot, lambda: isinstance(app.screen, WhatIfScreen), "the what-if form")
+        form = app.screen
+        assert form.query_one("#counterfactual", Checkbox).value is False  # open loop unless asked
+        form.query_one("#counterfactual", Checkbox).value = True
+        form.query_one("#hard", Input).value = "memory.available<2Gi"
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: len(app.results) == 2, "the what-if result")
+        whatif = app.results[1]
+        assert whatif.request is not None and whatif.request.counterfactual
+        assert whatif.result.settings["counterfactual"] is True
+        assert whatif.label.startswith("what-if 1") and whatif.label.endswith("; counterfactual")
+        assert [[r.counterfactual for r in requests] for requests in asked] == [[False], [True]]
+        assert asked[1][0].overrides.eviction_hard == ("memory.available<2Gi",)
+        await until(pilot, lambda: any(t == "what-if done" for t, _m in _notes(app)), "the done notification")
+
+
+async def test_a_failed_whatif_is_one_line_on_the_form_and_in_a_notification(
+        sample_cache: Path, tmp_path: Path) -> None:
+    app = make_app(None, cache=sample_cache, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        await pilot.press("w")
+        await until(pilot, lambda: isinstance(app.screen, WhatIfScreen), "the what-if form")
+        app.screen.query_one("#hard", Input).value = "memory.available<lots"
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: any(t.startswith("what-if 1") for t, _m in _notes(app)), "the failure")
+        ((title, problem),) = [(t, m) for t, m in _notes(app) if t.startswith("what-if 1")]
+        assert problem.startswith("--eviction-hard: ") and "'lots' is not a Kubernetes quantity" in problem
+        assert "\n" not in problem and "Traceback" not in problem
+        status = str(app.screen.query_one("#whatif-status", Static).content)
+        assert status == f"{title}: {problem}"
+        assert len(app.results) == 1
+
+
+async def test_a_screens_worker_failure_reaches_the_apps_one_handler(
+        sample_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import replay.podview
+
+    def broken(*_args: object) -> object:
+        raise RuntimeError("boom  in\nthe reader")
+
+    monkeypatch.setattr(replay.podview, "containers_at", broken)
+    app = make_app(None, cache=sample_cache, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        await pilot.press("tab", "enter")
+        await until(pilot, lambda: isinstance(app.screen, EvictionScreen), "the eviction detail")
+        await until(pilot, lambda: _notes(app), "a notification")
+        assert _notes(app) == [("containers of the evicted pod", "internal error: RuntimeError: boom in the reader")]
+        assert isinstance(app.screen, EvictionScreen)  # the detail stays; only its containers are missing
+
+
+async def test_a_failure_before_any_result_is_the_error_screen(
+        sample_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tui.loading import ReplayJob
+
+    def broken(*_args: object) -> object:
+        raise RuntimeError("no luck")
+
+    monkeypatch.setattr(ReplayJob, "run", broken)
+    app = make_app(None, cache=sample_cache, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, ErrorScreen) and app.screen.query("#error-problem"),
+                    "the error screen")
+        assert str(app.screen.query_one("#error-problem", Static).content) == "internal error: RuntimeError: no luck"
+        assert app.failed == "internal error: RuntimeError: no luck"
+        await pilot.press("q")
+    assert app.return_code == 2
+
+
+async def test_a_whatif_of_a_result_whose_recording_is_gone_says_so(
+        results_dir: Path, sample_cache: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(results_dir, out)
+    doc = json.loads((out / "result.json").read_text())
+    doc["recording"] = str(tmp_path / "gone")
+    (out / "result.json").write_text(json.dumps(doc))
+    app = make_app(out, cache=sample_cache, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        await pilot.press("w")
+        await until(pilot, lambda: isinstance(app.screen, WhatIfScreen), "the what-if form")
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: _notes(app), "the failure")
+        ((title, problem),) = _notes(app)
+        assert title == "what-if" and problem.startswith(str(tmp_path / "gone")) and "not on disk" in problem
+
+
+async def test_an_eviction_opened_from_a_results_directory_shows_its_containers(
+        results_dir: Path, sample_cache: Path, tmp_path: Path) -> None:
+    app = make_app(results_dir, cache=sample_cache, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        await pilot.press("tab", "enter")
+        await until(pilot, lambda: isinstance(app.screen, EvictionScreen), "the eviction detail")
+        table = app.screen.query_one("#containers", RecordTable)
+        await until(pilot, lambda: table.records, "the containers")
+        rows = {r.key: r for r in table.records}
+        assert set(rows) >= {"el1", "el-sidecar1"} and rows["el1"].style == "bold red"
+        assert _notes(app) == []
