@@ -146,39 +146,64 @@ def remove_pods(
         if uid in uids:
             names = (emptydir_volumes or {}).get(str(uid), ())
             freed.append(pod_footprint(stats, names))
-            ws, usage, rss = _memory(stats)
-            node = out.get("node") or {}
-            _add_memory(node.get("memory"), ws, usage, rss)
-            for sc in node.get("systemContainers") or ():
-                if isinstance(sc, dict) and sc.get("name") == "pods":
-                    _add_memory(sc.get("memory"), ws, usage, rss)
+            free_node_memory(out.get("node") or {}, *_memory(stats))
         else:
             keep.append(stats)
     if not freed:
         return out, ()
     out["pods"] = keep
     node = out.setdefault("node", {})
-    node_b = sum(f.nodefs_bytes for f in freed)
-    node_i = sum(f.nodefs_inodes for f in freed)
-    root_b = sum(f.rootfs_bytes for f in freed)
-    root_i = sum(f.rootfs_inodes for f in freed)
-    layers_on_imagefs = topology.dedicated_image_fs and not topology.split_container_image_fs
-    nodefs_b, nodefs_i = node_b + (0 if layers_on_imagefs else root_b), node_i + (0 if layers_on_imagefs else root_i)
-    _free_fs(node.get("fs"), nodefs_b, nodefs_i)
-    runtime = node.get("runtime") or {}
-    if not topology.dedicated_image_fs:
-        _free_fs(runtime.get("imageFs"), nodefs_b, nodefs_i)
-        _free_fs(runtime.get("containerFs"), nodefs_b, nodefs_i)
-    elif layers_on_imagefs:
-        _free_fs(runtime.get("imageFs"), root_b, root_i)
-        _free_fs(runtime.get("containerFs"), root_b, root_i)
-    else:  # split: the containerfs is nodefs, imagefs holds only images
-        _free_fs(runtime.get("containerFs"), nodefs_b, nodefs_i)
-    rlimit = node.get("rlimit")
-    procs = sum(f.processes for f in freed)
-    if isinstance(rlimit, dict) and isinstance(rlimit.get("curproc"), int):
-        rlimit["curproc"] = max(0, rlimit["curproc"] - procs)
+    free_node_disk(node, sum(f.nodefs_bytes for f in freed), sum(f.nodefs_inodes for f in freed),
+                   sum(f.rootfs_bytes for f in freed), sum(f.rootfs_inodes for f in freed),
+                   sum(f.processes for f in freed), topology)
     return out, tuple(freed)
+
+
+NODEFS, LAYERS = "nodefs", "layers"
+
+
+def free_node_memory(node: dict[str, Any], ws: int, usage: int, rss: int) -> None:
+    """Give one removed entry's memory back to the node part of a summary, in place: the node's and the
+    ``pods`` system container's (allocatableMemory.available). For non-negative amounts (uint64 stats)
+    several entries at once are the same as one after another."""
+    _add_memory(node.get("memory"), ws, usage, rss)
+    for sc in node.get("systemContainers") or ():
+        if isinstance(sc, dict) and sc.get("name") == "pods":
+            _add_memory(sc.get("memory"), ws, usage, rss)
+
+
+def fs_shares(topology: FsTopology) -> dict[str, str]:
+    """Which of the freed amounts each filesystem gets back (helpers.go: buildSignalToRankFunc's fs sets):
+    ``NODEFS`` (logs and disk emptyDirs, plus the writable layers unless they live on imagefs), ``LAYERS``
+    (the writable layers alone); a filesystem not named gets nothing. The one routing the summary
+    rewrite and the fast path's columns (replay/fast/pod_usage.py) share."""
+    if not topology.dedicated_image_fs:  # imagefs (and containerfs) report the nodefs device
+        return {"fs": NODEFS, "imageFs": NODEFS, "containerFs": NODEFS}
+    if not topology.split_container_image_fs:  # the layers live on the dedicated imagefs (= containerfs)
+        return {"fs": NODEFS, "imageFs": LAYERS, "containerFs": LAYERS}
+    return {"fs": NODEFS, "containerFs": NODEFS}  # split: the containerfs is nodefs, imagefs holds only images
+
+
+def layers_on_nodefs(topology: FsTopology) -> bool:
+    """Whether the writable layers are freed on nodefs (no dedicated imagefs, or a split containerfs)."""
+    return not topology.dedicated_image_fs or topology.split_container_image_fs
+
+
+def free_node_disk(node: dict[str, Any], logs_volumes_bytes: int, logs_volumes_inodes: int, layers_bytes: int,
+                   layers_inodes: int, processes: int, topology: FsTopology) -> None:
+    """Give the removed pods' disk and processes back to the node part of a summary, in place: once per
+    summary that had a removed entry (the capacity clamps apply even when nothing was used)."""
+    on_nodefs = layers_on_nodefs(topology)
+    amounts = {NODEFS: (logs_volumes_bytes + (layers_bytes if on_nodefs else 0),
+                        logs_volumes_inodes + (layers_inodes if on_nodefs else 0)),
+               LAYERS: (layers_bytes, layers_inodes)}
+    runtime = node.get("runtime") or {}
+    for name, share in fs_shares(topology).items():
+        fs = node.get("fs") if name == "fs" else runtime.get(name)
+        _free_fs(fs, *amounts[share])
+    rlimit = node.get("rlimit")
+    if isinstance(rlimit, dict) and isinstance(rlimit.get("curproc"), int):
+        rlimit["curproc"] = max(0, rlimit["curproc"] - processes)
 
 
 NOTE = ("--counterfactual: from the pass after each predicted eviction the pod's recorded usage is taken off its "

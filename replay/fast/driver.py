@@ -8,8 +8,13 @@ that one parsed summary); counts, conditions, overcommit and signal rows are bui
 columns. Nodes are read in groups (:class:`~replay.fast.columns.GroupColumns`). Each node yields a
 :class:`NodePartial`; :mod:`replay.fast.merge` turns partials into one ``ReplayResult``.
 
+``--counterfactual`` runs here too (:mod:`replay.fast.pod_usage`): after a pass that evicts, the rest of the
+chunk's columns are recomputed with the evicted pods' recorded usage taken off and the passes go on from
+there (the state machine keeps its state), as the reference's ``remove_pods`` rewrites each later summary.
+
 Falls back to the reference path (``Replay`` + ``collect`` for that node) for: Windows nodes
-(memory.available from the commit charge), ``counterfactual`` requests, a first pass that fails
+(memory.available from the commit charge), a first pass that fails
+
 (KubeletSeparateDiskGC off on a split filesystem), thresholds the columns cannot compare exactly
 (fractional or ≥ 2^62 quantities, min-reclaim above 100 %) and more than 63 thresholds.
 """
@@ -28,9 +33,19 @@ from recordings.reader import Recording, to_micros
 from recordings.schema import NODE_STATS
 from replay.collect import NodeAccumulator, NodePartial, allocatable, reference_partial
 from replay.context import active_pods, infer_topology
+from replay.counterfactual import disk_emptydirs
 from replay.fast.columns import CHUNK_TICKS, Chunk, GroupColumns, StorageUsage, SummaryAt
 from replay.fast.loop import to_datetime
 from replay.fast.passes import ChunkPasses, FastManager
+from replay.fast.pod_usage import (
+    CounterfactualSummary,
+    add_usage,
+    adjust,
+    empty_usage,
+    read_usage,
+    removed_entries,
+    totals_at,
+)
 from replay.fast.signals import SIGNALS, observations
 from replay.impact import OVERCOMMIT_RESOURCES, PodTotals, pod_totals
 from replay.kubelet import pods as podutil
@@ -43,8 +58,6 @@ from replay.settings import SettingsRequest
 
 def unsupported(request: SettingsRequest, run: NodeRun) -> str | None:
     """Why the fast path does not model this node under this request (None: it does)."""
-    if getattr(request, "counterfactual", False):
-        return "counterfactual replay"
     if run.settings.platform != "linux":
         return f"platform {run.settings.platform}"
     return None
@@ -82,6 +95,12 @@ class NodeReplay:
         """UIDs the replay evicted, in order (run.evicted_uids as a sequence: the set as of any pass)."""
         self._observed = pl.Series("observed", [v.observed for v in run.pod_versions],
                                    dtype=pl.Datetime("us", "UTC")).dt.epoch("us")
+        self.counterfactual = bool(run.request.counterfactual)
+        self._removed = empty_usage()
+        """--counterfactual: per tick, the evicted pods' recorded usage taken off (pod_usage.USAGE_SCHEMA)."""
+        self._overflow: list[int] = []
+        """--counterfactual: ticks of the current frame whose rewritten summary no longer parses."""
+
 
     # -- set-up at the first pass ---------------------------------------------------------------
     def start(self, node_summary: dict[str, Any], first_tick: int, storage: Callable[[], StorageUsage],
@@ -110,11 +129,24 @@ class NodeReplay:
         if self.no_thresholds or self.fallback or self.done:
             return set()
         assert self.fast is not None
-        obs = observations(chunk.node_rows, chunk.pods_rows, chunk.tick_times)
+        self._frame = self._columns(chunk)
+        return self.fast.met_ticks(self._frame) | (self._forced() & set(chunk.infos))
+
+    def _columns(self, chunk: Chunk, after: int | None = None) -> pl.DataFrame:
+        """The chunk's frame (rows after tick ``after`` only, when given); with ``--counterfactual`` from the
+        signal inputs with the evicted pods' usage taken off (and ``_overflow`` set)."""
+        assert self.fast is not None
+        node_rows, pods_rows = chunk.node_rows, chunk.pods_rows
+        if after is not None:
+            node_rows, pods_rows = (node_rows.filter(pl.col("tick") > after),
+                                    pods_rows.filter(pl.col("tick") > after))
+        if self.counterfactual:
+            node_rows, pods_rows, self._overflow = adjust(node_rows, pods_rows, self._removed, self.run.topology)
+        obs = observations(node_rows, pods_rows, chunk.tick_times)
         if self.until_tick is not None:
             obs = obs.filter(pl.col("tick") <= self.until_tick)
-        self._frame = self.fast.columns(obs)
-        return self.fast.met_ticks(self._frame) | (self._forced() & set(chunk.infos))
+        return self.fast.columns(obs)
+
 
     def _forced(self) -> frozenset[int]:
         """The ticks where the reference manager runs whatever the thresholds: storage checks, the moment."""
@@ -129,6 +161,9 @@ class NodeReplay:
             cp = ChunkPasses(obs["tick"].to_list(), obs["when"].to_list(), [0] * n, [0] * n,
                              ["no eviction thresholds configured"] * n, [()] * n)
             self._account(cp, {}, {}, len(self._evicted))
+            return
+        if self.counterfactual:
+            self._run_counterfactual(chunk, summaries)
             return
         frame, fast = self._frame, self.fast
         assert frame is not None and fast is not None
@@ -151,6 +186,96 @@ class NodeReplay:
         self._account(cp, candidates, evicted_after, evicted_before)
         if self.acc.frames:
             self.acc.signal_frames.append(self._signals(frame, cp.met, cp.actionable))
+
+    def _run_counterfactual(self, chunk: Chunk, summaries: Mapping[int, SummaryAt]) -> None:
+        """run_chunk with ``--counterfactual``: the passes in segments, each ending at a pass that evicts; the
+        rest of the chunk is then recomputed with the new pods' usage taken off (the machine keeps its state).
+        A pass whose rewritten summary does not parse raises the reference's error there."""
+        frame, fast, run = self._frame, self.fast, self.run
+        assert frame is not None and fast is not None
+        self._frame = None
+        candidates: dict[int, list[Pod]] = {}
+        evicted_after: dict[int, int] = {}
+        evicted_before = len(self._evicted)
+        total = ChunkPasses([], [], [], [], [], [])
+        done: list[pl.DataFrame] = []
+        offset = 0
+        mark = len(self._evicted)
+
+        def delegate(index: int, tick: int, when: datetime) -> SyncResult:
+            result, cands = self._delegate(chunk, tick, when, self._recorded(summaries, tick))
+            candidates[offset + index] = cands
+            evicted_after[offset + index] = len(self._evicted)
+            for uid in self._evicted[mark:]:
+                if uid not in run._emptydirs:
+                    pod = next(e.pod for e in result.evictions if e.pod.uid == uid)
+                    run._emptydirs[uid] = disk_emptydirs(pod)
+                    self._removed = add_usage(self._removed, read_usage(run.rec, self.node, uid, tick,
+                                                                        run._emptydirs[uid]))
+            return result
+
+        def stop() -> bool:
+            return len(self._evicted) > mark or (self.stop_at_eviction and bool(self.acc.evictions))
+
+        while True:
+            overflow = self._overflow[0] if self._overflow else None
+            segment = frame if overflow is None else frame.filter(pl.col("tick") < overflow)
+            mark = len(self._evicted)
+            cp = fast.run(segment, self._forced(), delegate, self._evictable, stop=stop)
+            n = len(cp.ticks)
+            done.append(segment.head(n))
+            total.ticks += cp.ticks
+            total.now += cp.now
+            total.met += cp.met
+            total.actionable += cp.actionable
+            total.reasons += cp.reasons
+            total.conditions += cp.conditions
+            total.delegated.update({offset + i: r for i, r in cp.delegated.items()})
+            offset += n
+            run.counterfactual_removed += removed_entries(self._removed, cp.ticks)
+            if self.stop_at_eviction and self.acc.evictions:
+                self.done = True
+                break
+            if n < segment.height:  # a pass evicted: the rest with the new removal
+                frame = self._columns(chunk, after=cp.ticks[-1])
+                continue
+            if overflow is not None and overflow in set(frame["tick"].to_list()):
+                self._no_parse(overflow)
+            break
+        if self.until_tick is not None and self.until_tick in chunk.infos:
+            self.done = True
+        self._account(total, candidates, evicted_after, evicted_before)
+        if self.acc.frames:
+            self.acc.signal_frames.append(self._signals(pl.concat(done), total.met, total.actionable))
+
+    def _recorded(self, summaries: Mapping[int, SummaryAt], tick: int) -> SummaryAt:
+        """The chunk's summary at ``tick``; with the usage taken off a pass can be actionable where the
+        recording's columns were not (a uint64 wrap, a capacity clamp): then the one tick is read."""
+        try:
+            return summaries[tick]
+        except KeyError:
+            found = self.run.rec.summary_at(self.node, tick)
+            assert found is not None, f"no summary for a pass of {self.node} at tick {tick}"
+            return CounterfactualSummary(found, tick, (), {}, self.run.topology, None)
+
+    def _counterfactual(self, recorded: SummaryAt, tick: int) -> SummaryAt:
+        """--counterfactual: the summary as the reference's NodeRun.passes parses it, the pods evicted before
+        this pass removed (counterfactual.remove_pods); without, ``recorded`` itself."""
+        run = self.run
+        if not self.counterfactual or not run.evicted_uids:
+            return recorded
+        source = recorded.recorded if isinstance(recorded, CounterfactualSummary) else recorded
+        return CounterfactualSummary(source, tick, set(run.evicted_uids), dict(run._emptydirs), run.topology,
+                                     totals_at(self._removed, tick))
+
+    def _no_parse(self, tick: int) -> None:
+        """The reference's error at a pass whose rewritten summary does not parse (a uint64 overflow)."""
+        found = self.run.rec.summary_at(self.node, tick)
+        assert found is not None
+        summary = CounterfactualSummary(found, tick, set(self.run.evicted_uids), dict(self.run._emptydirs),
+                                        self.run.topology, None)
+        summary.parsed(whole=True, source=f"recording {self.node} tick {tick}")
+        raise AssertionError(f"counterfactual overflow at {self.node} tick {tick} parsed")  # pragma: no cover
 
     def _account(self, cp: ChunkPasses, candidates: dict[int, list[Pod]], evicted_after: dict[int, int],
                  evicted_before: int) -> None:
@@ -210,6 +335,7 @@ class NodeReplay:
         what-if where a threshold stays actionable after every evictable pod is gone."""
         run, manager = self.run, self.manager
         assert manager is not None
+        recorded = self._counterfactual(recorded, tick)  # --counterfactual: the evicted pods' usage taken off
         source = f"recording {self.node} tick {tick}"
         pods, _late = self._pods_at(tick, when)
         candidates = [p for p in active_pods(pods, self.node) if p.uid not in run.evicted_uids]

@@ -15,6 +15,7 @@ from recordings.writer import RecordingWriter
 from replay import engine
 from replay.collect import collect
 from replay.kubelet.config import FlagOverrides
+from replay.kubelet.manager import FsTopology
 from replay.reference import Replay
 from replay.settings import SettingsRequest
 
@@ -57,6 +58,8 @@ def pods(draw: Any, node: str, n_ticks: int) -> list[dict[str, Any]]:
             "start": start, "end": end, "late": draw(st.sampled_from([0, 0, 0, 1, 2])),
             "usage": [draw(USAGE) for _ in range(n_ticks)],
             "disk": [draw(USAGE) for _ in range(n_ticks)],
+            "pod_memory": draw(st.sampled_from([True, True, False])),  # else the containers' sum
+            "processes": draw(st.sampled_from([0, 2, 60])),
         })
     return out
 
@@ -102,9 +105,9 @@ def _summary(node: str, spec: dict[str, Any], i: int, when: int) -> dict[str, An
         disk = p["disk"][i]
         pods.append({
             "podRef": {"name": meta["name"], "namespace": meta["namespace"], "uid": meta["uid"]},
-            "memory": {"time": t, "workingSetBytes": used},
+            **({"memory": {"time": t, "workingSetBytes": used}} if p.get("pod_memory", True) else {}),
             "ephemeral-storage": {"time": t, "usedBytes": disk, "inodesUsed": 3},
-            "process_stats": {"process_count": 2},
+            "process_stats": {"process_count": p.get("processes", 2)},
             "containers": [{"name": "c", "memory": {"time": t, "workingSetBytes": used},
                             "rootfs": {"time": t, "usedBytes": disk // 2},
                             "logs": {"time": t, "usedBytes": disk // 4}}],
@@ -146,11 +149,16 @@ def requests(draw: Any) -> SettingsRequest:
         overrides=FlagOverrides(
             eviction_hard=draw(st.sampled_from([
                 ("memory.available<1Gi",), ("memory.available<1Gi", "nodefs.available<10%"),
-                ("memory.available<12.5%", "pid.available<10%", "imagefs.available<10%")])),
+                ("memory.available<12.5%", "pid.available<10%", "imagefs.available<10%"),
+                ("memory.available<500Mi", "allocatableMemory.available<1Gi", "nodefs.inodesFree<10%",
+                 "imagefs.available<11%")])),
             eviction_soft=soft, eviction_soft_grace_period=grace,
             eviction_minimum_reclaim=draw(st.sampled_from([
                 (), ("memory.available=1Gi",), ("memory.available=5%",)])),
-            eviction_pressure_transition_period=draw(st.sampled_from([None, "0s", "15s", "1m"]))))
+            eviction_pressure_transition_period=draw(st.sampled_from([None, "0s", "15s", "1m"]))),
+        topology=draw(st.sampled_from([None, None, FsTopology(dedicated_image_fs=True),
+                                       FsTopology(dedicated_image_fs=True, split_container_image_fs=True)])),
+        counterfactual=draw(st.booleans()))
 
 
 def reference(path: Path, request: SettingsRequest) -> Any:
@@ -265,7 +273,7 @@ def _reference_moment(path: Path, request: SettingsRequest, node: str, moment: e
 def test_a_moment_is_the_reference_pass_with_its_manager_state(tmp_path_factory: Any, data: dict[str, Any],
                                                                request: SettingsRequest, where: engine.Moment) -> None:
     from recordings.errors import InputError
-    from replay.moment import explain_moment
+    from replay.moment import explanation_of
     from replay.report import explanation_json
 
     path = write(tmp_path_factory.mktemp("rec") / "rec", data)
@@ -274,11 +282,12 @@ def test_a_moment_is_the_reference_pass_with_its_manager_state(tmp_path_factory:
     if where.tick is not None and where.tick >= data["ticks"]:
         return
     try:
-        got = explain_moment(open_recording(path), request, node, where)
+        found = engine.moment(open_recording(path), request, node, where)
     except InputError:
         assert expected is None
         return
     assert expected is not None
+    got = explanation_of(found.run, found.p, where)
     assert json.loads(explanation_json(got)) == json.loads(explanation_json(expected))
 
 
