@@ -134,7 +134,8 @@ def _discover_nodes(client: PrometheusClient, spec: PrometheusImport, b: Builder
     conv = spec.conventions
     span = _range_text(spec.end - spec.start + spec.step)
     probes = [
-        (conv.ksm_node, f"count by ({conv.ksm_node}) (last_over_time(kube_node_info{conv.matchers(conv.ksm_node)}[{span}]))"),
+        (conv.ksm_node, f"count by ({conv.ksm_node}) (last_over_time("
+         f"kube_node_info{conv.matchers(conv.ksm_node)}[{span}]))"),
         (conv.kubelet_node, f"count by ({conv.kubelet_node}) (last_over_time("
          f"container_memory_working_set_bytes{conv.matchers(conv.kubelet_node)}[{span}]))"),
         (conv.node_exporter_node, f"count by ({conv.node_exporter_node}) (last_over_time("
@@ -150,7 +151,8 @@ def _discover_nodes(client: PrometheusClient, spec: PrometheusImport, b: Builder
             if n not in found:
                 raise InputError(
                     f"no series for this node between {_iso(spec.start)} and {_iso(spec.end)} "
-                    f"(kube_node_info{{{conv.ksm_node}=…}}, container_memory_working_set_bytes{{{conv.kubelet_node}=…}}, "
+                    f"(kube_node_info{{{conv.ksm_node}=…}}, "
+                    f"container_memory_working_set_bytes{{{conv.kubelet_node}=…}}, "
                     f"node_filesystem_size_bytes{{{conv.node_exporter_node}=…}}); check the name and the label flags",
                     source=f"node {n}",
                 )
@@ -193,7 +195,8 @@ def _interval_notes(notes: _Notes, interval: float | None, step: float) -> None:
             "an eviction's timing is only known to within one scrape interval"
         )
     if step < interval - 0.5:
-        notes.add(f"--step {step:g}s is finer than the scrape interval ({interval:g}s): consecutive ticks repeat a sample")
+        notes.add(f"--step {step:g}s is finer than the scrape interval ({interval:g}s): "
+                  "consecutive ticks repeat a sample")
 
 
 def _options(spec: PrometheusImport, nodes: list[str], interval: float | None) -> dict[str, Any]:
@@ -280,7 +283,7 @@ def _window(client: PrometheusClient, spec: PrometheusImport, b: Builder, nodes:
     ticks = pl.DataFrame({"tick": list(range(lo, hi))}, schema={"tick": pl.Int64})
     grid = pl.DataFrame({"node": nodes}).join(ticks, how="cross")
     pods = _pods(results["pod_info"], spec, nodes)
-    state.update(writer, spec, lo, hi, results, static, pods)
+    state.update(writer, spec, lo, hi, results, static, pods, nodes)
 
     node_df = _node_table(grid, frames, spec)
     ok = node_df.select("node", pl.col("tick").cast(pl.Int64))
@@ -519,7 +522,7 @@ class _ObjectState:
 
     def update(self, writer: RecordingWriter, spec: PrometheusImport, lo: int, hi: int,
                results: Mapping[str, list[Series]], static: Mapping[str, list[Series]],
-               pods: Mapping[tuple[str, str, str], _Pod]) -> None:
+               pods: Mapping[tuple[str, str, str], _Pod], nodes: Sequence[str]) -> None:
         step_us = int(spec.step * SECOND_US)
         start_us = int(spec.start * SECOND_US)
         ksm = spec.conventions.ksm_node
@@ -553,16 +556,13 @@ class _ObjectState:
                 self.pods[key] = (body, sig)
         conditions = _node_conditions(results["node_condition"], ksm, spec)
         nodes_static = _static_nodes(static, ksm)
-        for node in sorted(set(nodes_static) | {n for n, _ in conditions}):
-            if node not in {p.node for p in pods.values()} and node not in spec.conventions.nodes and \
-                    spec.conventions.nodes:
-                continue
+        for node in sorted((set(nodes_static) | {n for n, _ in conditions}) & set(nodes)):
             for tick in range(lo, hi):
                 conds = conditions.get((node, tick), frozenset())
-                sig = (conds, repr(nodes_static.get(node)))
-                if self.nodes.get(node) == sig:
+                nsig = (conds, repr(nodes_static.get(node)))
+                if self.nodes.get(node) == nsig:
                     continue
-                self.nodes[node] = sig
+                self.nodes[node] = nsig
                 writer.observe("node", _node_body(node, nodes_static.get(node, {}), conds),
                                observed=start_us + tick * step_us, node=node)
 
@@ -585,7 +585,8 @@ def _at_ticks(series: Sequence[Series], label: str, spec: PrometheusImport) -> d
     return out
 
 
-def _node_conditions(series: Sequence[Series], label: str, spec: PrometheusImport) -> dict[tuple[str, int], frozenset[str]]:
+def _node_conditions(series: Sequence[Series], label: str,
+                     spec: PrometheusImport) -> dict[tuple[str, int], frozenset[str]]:
     acc: dict[tuple[str, int], set[str]] = {}
     for s in series:
         node, cond = s.labels.get(label, ""), s.labels.get("condition", "")

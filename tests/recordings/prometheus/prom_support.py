@@ -138,7 +138,8 @@ def _summary(fam: _Families, s: dict[str, Any], node: str, t: float) -> None:
             ck = {**pk, "container": c["name"]}
             fam.add("container_memory_working_set_bytes", {**ck, "id": f"/kubepods/pod{ref.get('uid')}/{c['name']}"},
                     t, (c.get("memory") or {}).get("workingSetBytes"))
-            fam.add("container_fs_usage_bytes", {**ck, "device": "/dev/vda1"}, t, (c.get("rootfs") or {}).get("usedBytes"))
+            fam.add("container_fs_usage_bytes", {**ck, "device": "/dev/vda1"}, t,
+                    (c.get("rootfs") or {}).get("usedBytes"))
             fam.add("kubelet_container_log_filesystem_used_bytes", {**ck, "uid": ref.get("uid", "")}, t,
                     (c.get("logs") or {}).get("usedBytes"))
 

@@ -1,0 +1,218 @@
+"""Scenario → OpenMetrics → promtool → a real Prometheus on loopback → import --prometheus → replay.
+
+The imported recording must predict the same evictions (same pods, same order, same messages) as the
+scenario's own recording, say what Prometheus could not give, and fail bad input in one line, exit 2,
+leaving nothing behind.
+"""
+
+from __future__ import annotations
+
+import http.server
+import itertools
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import orjson
+import pytest
+from prom_support import (
+    MISSING,
+    PROMETHEUS,
+    PROMTOOL,
+    backfill,
+    openmetrics_from_recording,
+    prometheus,
+    write_side_files,
+)
+
+from recordings.prometheus.client import ClientOptions, PrometheusClient, PrometheusError, split_range
+from recordings.reader import open_recording
+from recordings.scenarios import load_bundled
+from replay.scenario import run_scenario
+
+EVICTLENS = [sys.executable, "-m", "replay.cli"]
+needs_server = pytest.mark.skipif(PROMETHEUS is None or PROMTOOL is None, reason=MISSING)
+
+
+@dataclass
+class Loaded:
+    url: str
+    rec: Path
+    start: float
+    end: float
+    side: list[str]
+    work: Path
+
+
+def _load(name: str, work: Path) -> Iterator[Loaded]:
+    rec = work / "rec"
+    run_scenario(load_bundled(name), rec)
+    side = openmetrics_from_recording(rec, work / "om.txt")
+    backfill(work / "om.txt", work / "data")
+    ticks = open_recording(rec).ticks()
+    args = write_side_files(side, work)
+    with prometheus(work / "data") as srv:
+        yield Loaded(srv.url, rec, ticks[0].time.timestamp(), ticks[-1].time.timestamp(), args, work)
+
+
+@pytest.fixture(scope="module")
+def memory_case(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loaded]:
+    if PROMETHEUS is None or PROMTOOL is None:
+        pytest.skip(MISSING)
+    yield from _load("sidecar-stress", tmp_path_factory.mktemp("prom-memory"))
+
+
+@pytest.fixture(scope="module")
+def disk_case(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loaded]:
+    if PROMETHEUS is None or PROMTOOL is None:
+        pytest.skip(MISSING)
+    yield from _load("disk-pressure", tmp_path_factory.mktemp("prom-disk"))
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*EVICTLENS, *args], capture_output=True, text=True, timeout=600, check=False)
+
+
+def _import(case: Loaded, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return _run("import", "--prometheus", case.url, "--from", f"{case.start}", "--to", f"{case.end}",
+                "--lookback", "5s", "-o", str(out), *case.side, *extra)
+
+
+def _evictions(rec: Path) -> list[tuple[str, str, int, str]]:
+    done = _run("replay", str(rec), "--json")
+    assert done.returncode == 0, done.stderr
+    return [(e["node"], e["pod"], e["tick"], e["message"]) for e in orjson.loads(done.stdout)["evictions"]]
+
+
+@needs_server
+@pytest.mark.parametrize("case_name", ["memory_case", "disk_case"])
+def test_replay_of_the_import_predicts_the_scenarios_evictions(case_name: str, request: pytest.FixtureRequest,
+                                                                tmp_path: Path) -> None:
+    case: Loaded = request.getfixturevalue(case_name)
+    done = _import(case, tmp_path / "imp")
+    assert done.returncode == 0, done.stderr
+    expected = _evictions(case.rec)
+    assert expected, "the scenario evicts"
+    assert _evictions(tmp_path / "imp") == expected
+
+
+@needs_server
+def test_manifest_names_the_source_and_the_missing_series(memory_case: Loaded, tmp_path: Path) -> None:
+    done = _import(memory_case, tmp_path / "imp")
+    assert done.returncode == 0, done.stderr
+    manifest = orjson.loads((tmp_path / "imp" / "manifest.json").read_bytes())
+    assert manifest["source"] == "prometheus"
+    assert manifest["options"]["scrape_interval"] == "10s"
+    assert any("process_count: no series" in n and "pid not decidable" in n for n in manifest["notes"])
+    assert "note: pods[].process_stats.process_count" in done.stderr
+    assert manifest["counts"]["evictions"] >= 1  # the real Evicted event from --events
+
+
+@needs_server
+def test_node_flag_restricts_the_import(disk_case: Loaded, tmp_path: Path) -> None:
+    done = _import(disk_case, tmp_path / "imp", "--node", "shared-fs")
+    assert done.returncode == 0, done.stderr
+    assert open_recording(tmp_path / "imp").nodes() == ["shared-fs"]
+
+
+def _fails_in_one_line(done: subprocess.CompletedProcess[str], out: Path, *words: str) -> None:
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    for w in words:
+        assert w in lines[0], lines[0]
+    assert "Traceback" not in done.stderr
+    assert not out.exists()
+
+
+@needs_server
+def test_unknown_node_is_one_line_naming_it(memory_case: Loaded, tmp_path: Path) -> None:
+    out = tmp_path / "imp"
+    _fails_in_one_line(_import(memory_case, out, "--node", "no-such-node"), out, "node no-such-node")
+
+
+@needs_server
+def test_range_without_data_is_one_line(memory_case: Loaded, tmp_path: Path) -> None:
+    out = tmp_path / "imp"
+    done = _run("import", "--prometheus", memory_case.url, "--from", "1000000000", "--to", "1000000600",
+                "-o", str(out))
+    _fails_in_one_line(done, out, "no data between", "query")
+
+
+@needs_server
+def test_promql_error_from_the_server_names_the_query(memory_case: Loaded, tmp_path: Path) -> None:
+    out = tmp_path / "imp"
+    _fails_in_one_line(_import(memory_case, out, "--selector", 'job=~"("'), out, "query", "bad_data")
+
+
+def test_unreachable_server_is_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "imp"
+    done = _run("import", "--prometheus", "http://127.0.0.1:9", "--from", "1700000000", "--to", "1700000600",
+                "--retries", "0", "-o", str(out))
+    _fails_in_one_line(done, out, "cannot reach http://127.0.0.1:9", "query")
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    statuses: ClassVar[list[int]] = []
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        status = self.statuses.pop(0) if self.statuses else 200
+        body = b'{"status":"success","data":{"resultType":"vector","result":[]}}' if status == 200 else b"{}"
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def fake() -> Iterator[tuple[str, type[_Handler]]]:
+    handler = type("H", (_Handler,), {"statuses": []})
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}", handler
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_unauthorized_is_one_line_naming_the_query(fake: tuple[str, type[_Handler]], tmp_path: Path) -> None:
+    url, handler = fake
+    handler.statuses = [401]
+    out = tmp_path / "imp"
+    done = _run("import", "--prometheus", url, "--from", "1700000000", "--to", "1700000600", "-o", str(out))
+    _fails_in_one_line(done, out, "HTTP 401 unauthorized", "query")
+
+
+def test_client_retries_429_and_5xx_with_backoff(fake: tuple[str, type[_Handler]]) -> None:
+    url, handler = fake
+    handler.statuses = [429, 503, 502]
+    slept: list[float] = []
+    with PrometheusClient(ClientOptions(url=url, retries=3, backoff=1.0), sleep=slept.append) as client:
+        assert client.query("up", 1700000000) == []
+    assert len(slept) == 3 and slept[0] < slept[1] < slept[2]  # doubling, with jitter in [0.5, 1)
+
+
+def test_client_gives_up_after_its_retries(fake: tuple[str, type[_Handler]]) -> None:
+    url, handler = fake
+    handler.statuses = [503, 503, 503]
+    with PrometheusClient(ClientOptions(url=url, retries=2, backoff=0.0), sleep=lambda _s: None) as client, \
+            pytest.raises(PrometheusError, match=r"query up: HTTP 503 .* \(after 3 attempts\)"):
+        client.query("up", 1700000000)
+
+
+def test_ranges_are_split_under_the_11000_points_limit() -> None:
+    spans = split_range(0.0, 10.0 * 25_000, 10.0)
+    assert all(round((b - a) / 10) + 1 <= 11_000 for a, b in spans)
+    assert spans[0][0] == 0.0 and spans[-1][1] == 250_000.0
+    assert all(b + 10.0 == a2 for (_a, b), (a2, _b) in itertools.pairwise(spans))
