@@ -171,6 +171,9 @@ class EvictlensApp(App[int]):
         self.results.append(message.view)
         if len(self.results) == 1:
             self.switch_screen(OverviewScreen())
+            # the eviction detail and pod view read the recording: opened now, while the user looks around
+            self.run_worker(message.view.open_recording, name="opening the recording", group="recording",
+                            thread=True, exit_on_error=False)
         else:
             self.notify(f"{message.view.label}: {len(message.view.result.evictions)} evictions", title="what-if done")
             self._notify_screens()

@@ -59,7 +59,7 @@ class ReplayJob:
 
         (result,) = replay(self.rec, [self.request], self.names, jobs=self.jobs or os.cpu_count() or 1,
                            progress=advance)
-        return ResultsView.from_result(result, self.label, str(self.recording), self.request)
+        return ResultsView.from_result(result, self.label, str(self.recording), self.request, opened=self.rec)
 
 
 def describe_request(request: SettingsRequest) -> str:

@@ -8,11 +8,13 @@ each question is one query of :mod:`replay.views`, cached here. Everything else 
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
+from recordings.reader import Recording, open_recording
 from replay import views
 from replay.results import Eviction, Match, NodeResult, ReplayResult
 from replay.settings import SettingsRequest
@@ -31,11 +33,16 @@ class ResultsView:
     """What was asked, when it was replayed in this session (None for a results directory)."""
     _series: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
     _overview: pl.DataFrame | None = field(default=None, repr=False)
+    _recording: Recording | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
-    def from_result(cls, result: ReplayResult, label: str, origin: str,
-                    request: SettingsRequest | None = None) -> ResultsView:
-        return cls(label, result, result.signals, origin, request)
+    def from_result(cls, result: ReplayResult, label: str, origin: str, request: SettingsRequest | None = None,
+                    opened: Recording | None = None) -> ResultsView:
+        """``opened``: the recording the result was replayed from, already open (the detail views read it)."""
+        view = cls(label, result, result.signals, origin, request)
+        view._recording = opened
+        return view
 
     # -- the small parts ------------------------------------------------------------------
     @property
@@ -49,6 +56,15 @@ class ResultsView:
         """The replayed recording, when it is still on disk (for pods, containers and usage)."""
         path = Path(self.result.recording)
         return path if (path / "manifest.json").is_file() else None
+
+    def open_recording(self) -> Recording | None:
+        """The replayed recording opened once and shared by the views that read it (pods, containers), or None
+        when it is not on disk; opening reads its manifest and journal, so the eviction detail does it once."""
+        with self._lock:
+            if self._recording is None:
+                path = self.recording()
+                self._recording = None if path is None else open_recording(path)
+            return self._recording
 
     def evictions_of(self, node: str | None = None) -> list[Eviction]:
         return [e for e in self.result.evictions if node is None or e.node == node]

@@ -137,13 +137,12 @@ class EvictionScreen(ResultsScreen):
 
     @work(thread=True, exit_on_error=False, name="containers of the evicted pod")
     def load_containers(self) -> None:
-        from recordings.reader import open_recording
         from replay.podview import containers_at
 
-        path = self.view.recording()
-        if path is None:
+        rec = self.view.open_recording()
+        if rec is None:
             return
-        rows = containers_at(open_recording(path), self.eviction)
+        rows = containers_at(rec, self.eviction)
         self.app.call_from_thread(self._containers, rows)
 
     def _containers(self, rows: list[ContainerRow]) -> None:

@@ -46,15 +46,14 @@ class PodScreen(ResultsScreen):
 
     @work(thread=True, exit_on_error=False, name="the pod's usage")
     def load(self) -> None:
-        from recordings.reader import open_recording
         from replay.podview import pod_series
 
-        path = self.view.recording()
-        if path is None:
+        rec = self.view.open_recording()
+        if rec is None:
             self.app.call_from_thread(self.query_one("#pod-title", Static).update,
                                       "the recording is not on disk: no usage to show")
             return
-        series = pod_series(open_recording(path), self.node, self.namespace, self.pod, self.uid)
+        series = pod_series(rec, self.node, self.namespace, self.pod, self.uid)
         self.app.call_from_thread(self._ready, series)
 
     def _ready(self, series: PodSeries) -> None:
