@@ -1,8 +1,9 @@
 """Pod predicates the eviction manager relies on: criticality, QoS, tolerations, limits.
 
 Mirrors pkg/kubelet/types/pod_update.go (IsCriticalPod, IsStaticPod, IsMirrorPod),
-k8s.io/api core/v1 toleration.go (ToleratesTaint) and component-helpers resource/helpers.go
-(PodLimits with default options: sidecar-aware init-container phases, overhead on non-zero limits).
+k8s.io/api core/v1 toleration.go (ToleratesTaint), component-helpers resource/helpers.go
+(PodLimits with default options: sidecar-aware init-container phases, overhead on non-zero limits;
+IsPodLevelResourcesSet) and pkg/api/v1/resource/helpers.go (GetResourceRequestQuantity, both forms).
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from replay.kubelet.api import Container, Pod, pod_qos_class
-from replay.kubelet.quantity import Quantity
+from replay.kubelet.quantity import Format, Quantity
+from replay.kubelet.versions import VersionProfile
 
-__all__ = ["is_critical_pod", "is_mirror_pod", "is_static_pod", "pod_limits", "pod_qos_class",
+__all__ = ["RequestRule", "is_critical_pod", "is_mirror_pod", "is_pod_level_resources_set", "is_static_pod",
+           "pod_limits", "pod_qos_class", "request_rule", "resource_request_quantity",
            "tolerates_memory_pressure_taint"]
 
 CONFIG_SOURCE_ANNOTATION = "kubernetes.io/config.source"
@@ -65,6 +68,19 @@ def _max(total: dict[str, Quantity], other: Mapping[str, Quantity]) -> None:
             total[name] = value
 
 
+def is_supported_pod_level_resource(name: str) -> bool:
+    """component-helpers resource: IsSupportedPodLevelResource — cpu, memory and hugepages-*."""
+    return name in ("cpu", "memory") or name.startswith("hugepages-")
+
+
+def is_pod_level_resources_set(pod: Pod) -> bool:
+    """component-helpers resource: IsPodLevelResourcesSet — pod-level requests *or* limits name a supported
+    resource."""
+    if pod.resources is None:
+        return False
+    return any(is_supported_pod_level_resource(n) for n in (*pod.resources.requests, *pod.resources.limits))
+
+
 def _aggregate(pod: Pod, of: Callable[[Container], Mapping[str, Quantity]],
                pod_level: Mapping[str, Quantity]) -> dict[str, Quantity]:
     """component-helpers resource: the container walk PodRequests and PodLimits share — sum over containers,
@@ -87,7 +103,7 @@ def _aggregate(pod: Pod, of: Callable[[Container], Mapping[str, Quantity]],
         _max(init_peak, phase)
     _max(total, init_peak)
     for name, value in pod_level.items():
-        if name in ("cpu", "memory") or name.startswith("hugepages-"):
+        if is_supported_pod_level_resource(name):
             total[name] = value
     return total
 
@@ -106,3 +122,54 @@ def pod_requests(pod: Pod) -> dict[str, Quantity]:
     total = _aggregate(pod, lambda c: c.requests, pod.resources.requests if pod.resources is not None else {})
     _add(total, pod.overhead)
     return total
+
+
+RequestRule = tuple[bool, bool]
+"""Which GetResourceRequestQuantity a kubelet runs: (the PodRequests form of 1.34+, PodLevelResources on)."""
+
+
+def request_rule(profile: VersionProfile | None) -> RequestRule:
+    """The rule ``profile`` ranks with; no profile is the 1.32-era rule (see VersionProfile's switch)."""
+    if profile is None or not profile.ranking_request_uses_pod_requests:
+        return (False, False)
+    return (True, profile.gate("PodLevelResources"))
+
+
+def resource_request_quantity(pod: Pod, resource: str, rule: RequestRule) -> Quantity:
+    """pkg/api/v1/resource/helpers.go: GetResourceRequestQuantity — the pod's request that ranking compares
+    usage with ("exceeds request", "usage − request").
+
+    Up to 1.33: Σ regular containers, then the max with *every* init container (a sidecar counts like
+    any init container, not added), then overhead when the total is non-zero. From 1.34 (PR #132277):
+    ``PodRequests(pod, {SkipContainerLevelResources: gate && IsPodLevelResourcesSet(pod), ExcludeOverhead:
+    true})`` — sidecars are summed with the containers and the init peak counts (KEP-753), supported
+    pod-level requests (cpu, memory, hugepages) replace the container ones even with the gate off, and
+    with the gate on and any pod-level value set the container walk is skipped, so a resource without a
+    pod-level request (ephemeral-storage) has none — then overhead when non-zero.
+    """
+    fmt = Format.BINARY_SI if resource in ("memory", "storage", "ephemeral-storage") else Format.DECIMAL_SI
+    request = Quantity.zero(fmt)
+    pod_requests_form, pod_level_gate = rule
+    if pod_requests_form:
+        skip_containers = pod_level_gate and is_pod_level_resources_set(pod)
+        total: dict[str, Quantity] = {} if skip_containers else _aggregate(pod, lambda c: c.requests, {})
+        if pod.resources is not None:
+            for name, level in pod.resources.requests.items():
+                if is_supported_pod_level_resource(name):
+                    total[name] = level
+        found = total.get(resource)
+        if found is not None:
+            request = request.add(found)
+    else:
+        for container in pod.containers:
+            value = container.requests.get(resource)
+            if value is not None:
+                request = request.add(value)
+        for container in pod.init_containers:
+            init = container.requests.get(resource)
+            if init is not None and request.cmp(init) < 0:
+                request = init
+    overhead = pod.overhead.get(resource)
+    if overhead is not None and not request.is_zero():
+        request = request.add(overhead)
+    return request

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from replay.kubelet.api import FsStats, MemoryStats, Pod, PodStats
 from replay.kubelet.gosort import go_sort
-from replay.kubelet.pods import is_critical_pod
+from replay.kubelet.pods import is_critical_pod, request_rule, resource_request_quantity
 from replay.kubelet.quantity import Format, Quantity
 from replay.kubelet.signals import go_int64, go_uint64
 from replay.kubelet.thresholds import (
@@ -54,29 +54,11 @@ class FsStatsType(StrEnum):
 def get_resource_request_quantity(pod: Pod, resource: str, profile: VersionProfile | None = None) -> Quantity:
     """pkg/api/v1/resource/helpers.go: GetResourceRequestQuantity.
 
-    Sum of regular containers, then the max with *every* init container (sidecars included —
-    unlike the scheduler's PodRequests), then pod overhead when non-zero. With pod-level resources
-    (1.34+, gate PodLevelResources) the pod's own ``spec.resources.requests`` replace the sum.
+    Up to 1.33 the sum of regular containers, then the max with *every* init container (sidecars
+    included), then pod overhead when non-zero; from 1.34 (PR #132277) component-helpers PodRequests:
+    sidecars summed, the init peak, pod-level requests (see :func:`pods.resource_request_quantity`).
     """
-    fmt = Format.BINARY_SI if resource in ("memory", "storage", "ephemeral-storage") else Format.DECIMAL_SI
-    request = Quantity.zero(fmt)
-    if profile is not None and profile.pod_level_resources and pod.resources is not None:
-        pod_request = pod.resources.requests.get(resource)
-        if pod_request is not None:
-            request = request.add(pod_request)
-    else:
-        for container in pod.containers:
-            value = container.requests.get(resource)
-            if value is not None:
-                request = request.add(value)
-        for container in pod.init_containers:
-            value = container.requests.get(resource)
-            if value is not None and request.cmp(value) < 0:
-                request = value
-    overhead = pod.overhead.get(resource)
-    if overhead is not None and not request.is_zero():
-        request = request.add(overhead)
-    return request
+    return resource_request_quantity(pod, resource, request_rule(profile))
 
 
 def memory_usage(stats: MemoryStats | None) -> Quantity:

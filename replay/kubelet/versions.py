@@ -124,6 +124,16 @@ class VersionProfile:
         """Pod-level resources in message, annotations and ranking request (PR #132277, 1.34)."""
         return self.minor >= 34 and self.gate("PodLevelResources")
 
+    # --- ranking -------------------------------------------------------------------------------
+    @property
+    def ranking_request_uses_pod_requests(self) -> bool:
+        """GetResourceRequestQuantity calls component-helpers ``PodRequests(pod, {SkipContainerLevelResources:
+        pod-level set, ExcludeOverhead: true})`` then adds non-zero overhead: sidecars are summed with the
+        containers, the init peak counts, pod-level requests replace container ones (PR #132277, first in
+        v1.34.0; the same form through v1.35.0, v1.36.0 and master). Before: Σ containers, max with every
+        init container, sidecars included."""
+        return self.minor >= 34
+
     # --- local storage -------------------------------------------------------------------------
     @property
     def sidecar_ephemeral_storage_limits(self) -> bool:
@@ -144,6 +154,7 @@ class VersionProfile:
             ("message names init/sidecar containers", str(self.message_includes_init_containers)),
             ("message uses allocatedResources", str(self.message_uses_allocated_resources)),
             ("pod-level resources", str(self.pod_level_resources)),
+            ("ranking request is PodRequests (sidecars summed)", str(self.ranking_request_uses_pod_requests)),
         ]
 
 
