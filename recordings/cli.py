@@ -76,16 +76,69 @@ def cmd_unpack(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_manifest(manifest: Any, source: str) -> None:
+    """The manifest fields ``info`` prints have the types FORMAT.md gives them: a hand-edited or
+    foreign manifest is one line naming the field, not an AttributeError."""
+    from .errors import RecordingError
+
+    def strings(value: Any) -> bool:
+        return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+
+    def numbers(value: Any) -> bool:
+        return isinstance(value, dict) and all(
+            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in value.items()
+        )
+
+    checks = (
+        ("kubelet_versions", strings, "a map of node name to kubelet version"),
+        ("counts", numbers, "a map of name to count"),
+        ("options", lambda v: isinstance(v, dict), "a map of recorder options"),
+        ("source", lambda v: isinstance(v, str), "a string"),
+        ("server_version", lambda v: v is None or isinstance(v, str), "a version string or null"),
+        ("start_time", lambda v: v is None or isinstance(v, str), "an RFC 3339 time or null"),
+        ("end_time", lambda v: v is None or isinstance(v, str), "an RFC 3339 time or null"),
+        ("finalized", lambda v: isinstance(v, bool), "true or false"),
+    )
+    for name, ok, expected in checks:
+        value = getattr(manifest, name)
+        if not ok(value):
+            got = type(value).__name__ if not isinstance(value, (dict, list)) else ("a list" if isinstance(
+                value, list) else "a map with other values")
+            raise RecordingError(f"expected {expected}, got {got}", source=source, field=name)
+
+
+def _recorder_counts(rec: Any) -> dict[str, int]:
+    """What the recorder counted beside the rows (FORMAT.md §2): late ticks, and with
+    --kubelet-direct the node ticks without a fresh pod list and the failed /pods fetches.
+
+    ``pods_missed`` is counted from the ``ticks`` rows' notes, so an unfinalized recording shows it too.
+    """
+    import polars as pl
+
+    from .recorder import PODS_MISSING, PODS_STALE
+
+    m = rec.manifest
+    out = {k: v for k, v in m.counts.items() if k in ("late_ticks", "pods_missed", "pods_fetch_failed")}
+    if m.options.get("kubelet_direct"):
+        noted = pl.col("ok") & pl.col("error").str.starts_with(PODS_STALE + ":").or_(
+            pl.col("error").str.starts_with(PODS_MISSING + ":")
+        )
+        out["pods_missed"] = int(rec.scan_ticks().filter(noted).select(pl.len()).collect().item())
+    return out
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     from .errors import RecordingError
     from .reader import open_recording
     from .summary_codec import format_time
 
     rec = open_recording(args.recording)  # checks every part against its checksums (schema v2)
+    fmt_manifest = "manifest.json"
+    _check_manifest(rec.manifest, str(rec.root / fmt_manifest))
     verified = rec.verify() if args.verify else None  # and decodes every file
     counts = rec.count_rows()
     m = rec.manifest
-    fmt_manifest = "manifest.json"
+    recorder = _recorder_counts(rec)
     notes = list(rec.notes)
     if m.finalized:
         differ = [
@@ -105,6 +158,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         "manifest": orjson.loads(m.to_json()),
         "time_range": {"first_tick": span[0], "last_tick": span[1]} if span else None,
         "counts": counts,
+        "recorder_counts": recorder,
         "bytes_on_disk": size,
         "bytes_per_metric_sample": round(size / counts["metric_samples"], 4) if counts["metric_samples"] else None,
         "verified": verified,
@@ -121,6 +175,8 @@ def cmd_info(args: argparse.Namespace) -> int:
     for node, version in sorted(m.kubelet_versions.items()):
         print(f"  kubelet {version} on {node}")
     for key, value in sorted(counts.items()):
+        print(f"  {key:18} {value}")
+    for key, value in sorted(recorder.items()):
         print(f"  {key:18} {value}")
     print(f"  {'bytes_on_disk':18} {size}")
     if info["bytes_per_metric_sample"] is not None:

@@ -116,8 +116,9 @@ def certificate_alert(exc: BaseException) -> str | None:
     cur: BaseException | None = exc
     while cur is not None and id(cur) not in seen:
         seen.add(id(cur))
-        if isinstance(cur, ssl.SSLError) and cur.reason in CLIENT_CERTIFICATE_ALERTS:
-            return str(cur.reason).lower().replace("_", " ")
+        reason = getattr(cur, "reason", None) if isinstance(cur, ssl.SSLError) else None  # not always set
+        if reason in CLIENT_CERTIFICATE_ALERTS:
+            return str(reason).lower().replace("_", " ")
         cur = cur.__cause__ or cur.__context__
     return None
 

@@ -9,7 +9,13 @@ Ticks keep a fixed schedule (start + k × interval): each tick's polls have a de
 its own interval, and whatever has not answered by then is a ``timeout`` gap, so one slow
 tick (a starved CPU, hanging kubelets) never pushes the next ones late.  A recorder that
 stops before its first tick leaves the disk as it found it: no empty recording blocks the
-retry.
+retry.  SIGHUP (the terminal closed) stops like SIGTERM: the recording is finalized.
+
+With ``--kubelet-direct`` the pods come from each kubelet's ``/pods``, fetched beside the
+summaries rather than after them, and not cut off by the tick's deadline: a slow kubelet's
+list lands in a later tick instead of being dropped.  A tick whose node has no fresh list says
+so in its ``ticks`` row (``pods stale: …`` / ``pods missing: …``, FORMAT.md §4), and every
+such tick and every failed fetch is counted (status line, manifest counts, ``info``).
 """
 
 from __future__ import annotations
@@ -21,26 +27,38 @@ import shutil
 import signal
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import orjson
 
-from ..errors import RecordingError
+from ..errors import CredentialError, RecorderError, RecordingError
 from ..format import JOURNAL_DIR, Manifest
 from ..redact import EVENT_REASONS
-from ..writer import RecordingWriter
+from ..writer import RecordingWriter, Tick
+from . import PODS_MISSING, PODS_STALE
 from .client import KubeClient, RequestFailed
-from .exec_auth import CredentialError
 from .options import RecordOptions, options_from_args
-from .poller import NodeTarget, PollResult, poll_nodes
+from .poller import NodeTarget, PollResult, poll_nodes, poll_one
 from .rbac import rbac_text
 from .status import StatusLine
 from .watch import ListWatcher
 
 LIST_WAIT = 30.0  # longest wait for the first pod/event lists before tick 0
 POLL_SHARE = 0.9  # share of an interval a tick's polls may take; the rest is for writing it
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # each finishes the tick, then finalizes
+
+
+@dataclass
+class PodsFetch:
+    """--kubelet-direct: one node's ``/pods`` fetch, which may outlive the tick that started it."""
+
+    task: asyncio.Task[None] | None = None
+    fresh: bool = False  # a good list came in since the node's last tick
+    last_good_tick: int | None = None  # the last tick that had a fresh list
+    problem: str | None = None  # why the last fetch failed
 
 
 def run_record(args: argparse.Namespace) -> int:
@@ -66,6 +84,8 @@ class Recorder:
         self.stop = asyncio.Event()
         self.configz_due: set[str] = set()
         self.kubelet_pods: dict[str, dict[str, dict[str, Any]]] = {}
+        self.pods_fetches: dict[str, PodsFetch] = {}
+        self._pods_gate: asyncio.Semaphore | None = None
         self.writer: RecordingWriter | None = None
         self.status: StatusLine | None = None
 
@@ -116,13 +136,16 @@ class Recorder:
             except orjson.JSONDecodeError:
                 continue
 
-    def _kubelet_pods(self, res: PollResult) -> None:
-        """--kubelet-direct: diff the kubelet's /pods against the last poll of that node."""
+    def _kubelet_pods(self, res: PollResult) -> bool:
+        """--kubelet-direct: diff the kubelet's /pods against the last poll of that node; False
+        when the body is not a pod list."""
         assert self.writer is not None and res.body is not None
         try:
             items = orjson.loads(res.body).get("items") or []
         except (orjson.JSONDecodeError, AttributeError):
-            return
+            return False
+        if not isinstance(items, list):
+            return False
         now = {str((p.get("metadata") or {}).get("uid")): p for p in items if isinstance(p, dict)}
         before = self.kubelet_pods.get(res.node, {})
         for uid, pod in before.items():
@@ -131,20 +154,72 @@ class Recorder:
         for pod in now.values():
             self.writer.observe("pod", pod, node=res.node)
         self.kubelet_pods[res.node] = now
+        return True
+
+    # -- --kubelet-direct: /pods beside the summaries -----------------------------------------
+    def _start_pods_fetches(self, client: KubeClient, deadline: float) -> list[asyncio.Task[None]]:
+        """Start a ``/pods`` fetch for every node that has none running; returns those running.
+
+        A fetch runs until the tick's deadline or, when that is sooner, for one ``--timeout``:
+        a kubelet slower than the interval still delivers its list, a tick or two late.
+        """
+        if self._pods_gate is None:
+            self._pods_gate = asyncio.Semaphore(self.opts.concurrency)
+        until = max(deadline, time.monotonic() + self.opts.timeout)
+        running = []
+        for name in sorted(self.targets):
+            state = self.pods_fetches.setdefault(name, PodsFetch())
+            if state.task is None or state.task.done():
+                state.task = asyncio.create_task(self._fetch_pods(client, self.targets[name], until))
+                state.task.add_done_callback(self._task_done)
+            running.append(state.task)
+        return running
+
+    async def _fetch_pods(self, client: KubeClient, target: NodeTarget, deadline: float) -> None:
+        assert self._pods_gate is not None and self.status is not None
+        res = await poll_one(client, target, "pods", gate=self._pods_gate, deadline=deadline)
+        state = self.pods_fetches[target.name]
+        if res.body is not None and self._kubelet_pods(res):
+            state.fresh, state.problem = True, None
+            return
+        state.problem = res.error or "the /pods response is not a pod list"
+        self.status.counters.pods_failed += 1
+
+    def _pods_note(self, node: str, tick: int) -> str | None:
+        """None when ``node`` has a fresh pod list for ``tick``, else the note for its ticks row."""
+        assert self.status is not None
+        state = self.pods_fetches.get(node)
+        if state is None:
+            return None
+        if state.fresh:
+            state.fresh, state.last_good_tick = False, tick
+            return None
+        self.status.counters.pods_missed += 1
+        running = state.task is not None and not state.task.done()
+        why = "the request is still running" if running or state.problem is None else state.problem
+        if state.last_good_tick is None:
+            return f"{PODS_MISSING}: no /pods list from the kubelet yet ({why})"
+        return f"{PODS_STALE}: no fresh /pods list ({why}); the pods are as listed at tick {state.last_good_tick}"
+
+    async def _stop_pods_fetches(self) -> None:
+        tasks = [s.task for s in self.pods_fetches.values() if s.task is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def tick(self, client: KubeClient, deadline: float) -> None:
         """Poll every node until ``deadline`` (monotonic); nodes without an answer are gaps."""
         assert self.writer is not None and self.status is not None
         await client.refresh_credentials()  # an expired exec token is renewed outside the deadline
+        pods = self._start_pods_fetches(client, deadline) if client.direct else []
         await self._fetch_configz(client, deadline)
         tick = self.writer.begin_tick()
         targets = [self.targets[n] for n in sorted(self.targets)]
         conc = self.opts.concurrency
         results = await poll_nodes(client, targets, "stats/summary", concurrency=conc, deadline=deadline)
-        if client.direct:
-            for res in await poll_nodes(client, targets, "pods", concurrency=conc, deadline=deadline):
-                if res.body is not None:
-                    self._kubelet_pods(res)
+        pending = [t for t in pods if not t.done()]
+        if pending and deadline > time.monotonic():  # the lists get the summaries' time, not less
+            await asyncio.wait(pending, timeout=deadline - time.monotonic())
         c = self.status.counters
         ok = failed = 0
         for res in results:
@@ -160,6 +235,10 @@ class Recorder:
                 tick.add_gap(res.node, f"unusable summary: {exc}")
                 failed += 1
                 continue
+            if client.direct:
+                note = self._pods_note(res.node, tick.index)
+                if note is not None:
+                    _note_row(tick, res.node, note)
             if self.opts.keep_raw:
                 tick.add_raw(res.node, "stats/summary", res.body, observed=res.scraped)
             self._note_kubelet_start(res.node, summary)
@@ -185,17 +264,17 @@ class Recorder:
         opts = self.opts
         client = KubeClient.build(opts, self.transport)
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in STOP_SIGNALS:
             loop.add_signal_handler(sig, self.stop.set)
         tasks: list[asyncio.Task[None]] = []
-        outcome, code = "finished", 0
+        outcome, code, disk_failed = "finished", 0, False
         try:
             await client.refresh_credentials()  # an interactive login happens before any deadline
             version = await self._server_version(client)
             manifest = Manifest(source="recorder", server_version=version, options=opts.manifest_options())
             self._note_created()
             self.writer = RecordingWriter(self.root, manifest, append=opts.append)
-            self.status = StatusLine(self.root, opts.status)
+            self.status = StatusLine(self.root, opts.status, pods=opts.kubelet_direct)
             sel = {"labelSelector": opts.nodes} if opts.nodes else {}
             # Every list+watch loop on a connection of its own (see client.py: a watch stream
             # idling on a shared HTTP/2 connection stalls the other responses on it).
@@ -203,7 +282,7 @@ class Recorder:
             try:
                 await nodes.list_once()
             except RequestFailed as exc:
-                raise RecordingError(f"cannot list nodes: {exc}", source=client.server) from None
+                raise RecorderError(f"cannot list nodes: {exc}", source=client.server) from None
             if not self.targets:
                 raise RecordingError("no nodes match", source="--nodes" if opts.nodes else "cluster")
             tasks.append(self._watch_task(nodes, True))
@@ -215,23 +294,24 @@ class Recorder:
             tasks += [self._watch_task(w, False) for w in listing]
             await self._wait_for_lists(listing)
             await self._loop(client)
-        except CredentialError as exc:  # 401/403 and failing exec plugins
-            outcome, code = "stopped", 3
+        except RecorderError as exc:  # the cluster cannot be reached (1) or refused the credentials (3)
+            outcome, code = "stopped", exc.exit_code
             print(f"evictlens record: {exc.one_line()}", file=sys.stderr)
-        except RecordingError as exc:
-            outcome, code = "stopped", 1 if self.writer is not None else 2
+        except RecordingError as exc:  # bad input before the writer exists (2), a failed write after (1)
+            outcome, code, disk_failed = "stopped", 1 if self.writer is not None else 2, self.writer is not None
             print(f"evictlens record: {exc.one_line()}", file=sys.stderr)
         finally:
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            await self._stop_pods_fetches()
             await client.close()
         if self.writer is None or self.writer.ticks_written == 0:
             self._discard()
             if code == 0:
                 print("evictlens record: stopped before the first tick; nothing was recorded", file=sys.stderr)
         else:
-            code, outcome = self._finish(code, outcome)
+            code, outcome = self._finish(code, outcome, disk_failed=disk_failed)
         return code
 
     def _note_created(self) -> None:
@@ -281,10 +361,15 @@ class Recorder:
         try:
             body = await client.get_json("/version", deadline=time.monotonic() + self.opts.timeout * 3)
         except RequestFailed as exc:
+            refused = exc.refused_certificate
+            if refused is None and not exc.tls and exc.status is None:  # a bare ReadError: TLS 1.3's late alert?
+                refused = await client.certificate_refusal()
+            if refused is not None:
+                raise CredentialError(refused, source=client.server) from None
             if exc.tls:
                 hint = "check the cluster's certificate-authority and server address in the kubeconfig"
                 raise RecordingError(f"{exc} ({hint})", source=client.server) from None
-            raise RecordingError(f"cannot reach the API server: {exc}", source=client.server) from None
+            raise RecorderError(f"cannot reach the API server: {exc}", source=client.server) from None
         version = body.get("gitVersion") if isinstance(body, dict) else None
         return version if isinstance(version, str) else None
 
@@ -330,12 +415,11 @@ class Recorder:
             await asyncio.wait_for(self.stop.wait(), timeout=max(0.0, when - time.monotonic()))
         return self.stop.is_set()
 
-    def _finish(self, code: int, outcome: str) -> tuple[int, str]:
+    def _finish(self, code: int, outcome: str, *, disk_failed: bool) -> tuple[int, str]:
         assert self.writer is not None
-        disk_failed = code == 1
         if not disk_failed:
             try:
-                self.writer.finalize(counts={"late_ticks": self.status.counters.late_ticks} if self.status else None)
+                self.writer.finalize(counts=self._counts())
             except (RecordingError, OSError) as exc:
                 text = exc.one_line() if isinstance(exc, RecordingError) else str(exc)
                 print(
@@ -348,3 +432,20 @@ class Recorder:
         if self.status is not None:
             self.status.finish(outcome)
         return code, outcome
+
+    def _counts(self) -> dict[str, int] | None:
+        """The recorder's own counters for the manifest (FORMAT.md §2), beside the row counts."""
+        if self.status is None:
+            return None
+        c = self.status.counters
+        counts = {"late_ticks": c.late_ticks}
+        if self.opts.kubelet_direct:
+            counts |= {"pods_missed": c.pods_missed, "pods_fetch_failed": c.pods_failed}
+        return counts
+
+
+def _note_row(tick: Tick, node: str, note: str) -> None:
+    """Put ``note`` in the ``error`` column of the ok row :meth:`Tick.add_summary` just added for ``node``."""
+    cols = tick.tables["ticks"]
+    assert cols["node"][-1] == node and cols["ok"][-1]
+    cols["error"][-1] = note

@@ -55,18 +55,21 @@ async def poll_nodes(
 ) -> list[PollResult]:
     """GET ``endpoint`` from every node, at most ``concurrency`` at a time."""
     gate = asyncio.Semaphore(concurrency)
+    return list(await asyncio.gather(*(poll_one(client, t, endpoint, gate=gate, deadline=deadline) for t in targets)))
 
-    async def one(target: NodeTarget) -> PollResult:
-        async with gate:
-            if client.direct and not target.address:
-                return PollResult(target.name, None, "node has no address in its status", _now())
-            try:
-                body = await client.get(target.url(endpoint, client.direct), kubelet=client.direct, deadline=deadline)
-            except RequestFailed as exc:
-                return PollResult(target.name, None, str(exc), _now())
-            return PollResult(target.name, body, None, _now())
 
-    return list(await asyncio.gather(*(one(t) for t in targets)))
+async def poll_one(
+    client: KubeClient, target: NodeTarget, endpoint: str, *, gate: asyncio.Semaphore, deadline: float
+) -> PollResult:
+    """GET ``endpoint`` from one node, holding ``gate`` while the request runs."""
+    async with gate:
+        if client.direct and not target.address:
+            return PollResult(target.name, None, "node has no address in its status", _now())
+        try:
+            body = await client.get(target.url(endpoint, client.direct), kubelet=client.direct, deadline=deadline)
+        except RequestFailed as exc:
+            return PollResult(target.name, None, str(exc), _now())
+        return PollResult(target.name, body, None, _now())
 
 
 def _now() -> int:

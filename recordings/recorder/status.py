@@ -28,6 +28,8 @@ class Counters:
     gaps: int = 0
     samples: int = 0
     late_ticks: int = 0
+    pods_missed: int = 0  # --kubelet-direct: node ticks without a fresh /pods list (stale or missing)
+    pods_failed: int = 0  # --kubelet-direct: /pods requests that failed or timed out
     started: float = field(default_factory=time.monotonic)
 
 
@@ -54,8 +56,9 @@ def human(n: float) -> str:
 
 
 class StatusLine:
-    def __init__(self, root: Path, mode: str, stream: TextIO | None = None) -> None:
+    def __init__(self, root: Path, mode: str, stream: TextIO | None = None, *, pods: bool = False) -> None:
         self.root = root
+        self.pods = pods  # --kubelet-direct: show the /pods counters
         self.stream = stream or sys.stderr
         if mode == "auto":
             mode = "live" if self.stream.isatty() else "plain"
@@ -74,9 +77,10 @@ class StatusLine:
         size = dir_bytes(self.root)
         rate = size / elapsed if elapsed > 0 else 0.0
         hms = time.strftime("%H:%M:%S", time.gmtime(elapsed))
+        pods = f"  pods missed {c.pods_missed} (failed fetches {c.pods_failed})" if self.pods else ""
         return (
             f"elapsed {hms}  ticks {c.ticks}  nodes ok {c.nodes_ok} failed {c.nodes_failed}  "
-            f"gaps {c.gaps}  samples {c.samples}  disk {human(size)}  write {human(rate)}/s"
+            f"gaps {c.gaps}{pods}  samples {c.samples}  disk {human(size)}  write {human(rate)}/s"
         )
 
     def tick_started(self) -> None:

@@ -41,6 +41,7 @@ DEFAULT_FAULTS: dict[str, Any] = {
     "evict_every": 0.0,  # seconds between pod evictions (0 = none)
     "mutate_every": 0.5,  # seconds between pod changes
     "latency_nodes": {},  # node -> seconds added to its summary (after the sample is read)
+    "pods_latency": 0.0,  # seconds added to every kubelet /pods answer (a slow kubelet, --kubelet-direct)
     "list_phase": None,  # pod/event lists answer at this many seconds past a whole second (aligns ticks)
 }
 
@@ -259,6 +260,9 @@ class FakeApiServer:
             await _json(send, 200, self.cluster.configz_body)
             return
         if endpoint == "pods":
+            if self.faults["pods_latency"]:
+                await asyncio.sleep(float(self.faults["pods_latency"]))
+            self.stats["pod_lists"] += 1
             await _json(
                 send, 200, {"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": self.cluster.pod_list(node)}
             )
