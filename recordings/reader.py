@@ -129,6 +129,10 @@ def _check_part(part: Path, *, required: bool) -> dict[str, Path]:
     return found
 
 
+ADMISSION_REJECTION_PREFIX = "The node had condition: "
+"""eviction_manager.go: nodeConditionMessageFmt, the message of a pod refused at admission under pressure."""
+
+
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
@@ -361,8 +365,13 @@ class Recording:
         df = self._versions("event", None)
         return [orjson.loads(b) for b in df["body"]]
 
-    def evictions(self) -> list[dict[str, Any]]:
-        return self._table("evictions").sort("observed").to_dicts()
+    def evictions(self, *, admission: bool = False) -> list[dict[str, Any]]:
+        """Evicted events and pods failed with reason Evicted. A pod the eviction manager refused at admission
+        carries the same reason with ``The node had condition: [...]. `` (eviction_manager.go: Admit) and is no
+        eviction: left out, or alone with ``admission``."""
+        refused = pl.col("message").fill_null("").str.starts_with(ADMISSION_REJECTION_PREFIX)
+        rows = self._table("evictions").sort("observed")
+        return rows.filter(refused if admission else ~refused).to_dicts()
 
     # -- counts ---------------------------------------------------------------------------
     def count_rows(self) -> dict[str, int]:

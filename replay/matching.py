@@ -7,11 +7,12 @@ close in time a prediction must be) is one module.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
+from typing import Any
 
-from recordings.reader import Recording
+from recordings.reader import ADMISSION_REJECTION_PREFIX, Recording
 from replay.results import Eviction, Match, RealEviction
 from replay.textdiff import inline_diff
 
@@ -25,11 +26,47 @@ def recording_interval(rec: Recording) -> float | None:
     return statistics.median(gaps) if gaps else None
 
 
+def _real(row: Mapping[str, Any]) -> RealEviction:
+    return RealEviction(row.get("node"), row.get("namespace"), row.get("name"), row.get("uid"),
+                        row.get("message"), row.get("time") or row.get("observed"), str(row.get("source")))
+
+
+def is_admission_rejection(message: str | None) -> bool:
+    """A pod the eviction manager refused at admission (eviction_manager.go: Admit, nodeConditionMessageFmt):
+    reason Evicted too, but it never ran on the node, so no eviction the replay could have made."""
+    return (message or "").startswith(ADMISSION_REJECTION_PREFIX)
+
+
 def real_evictions(rec: Recording) -> list[RealEviction]:
-    """The ground truth the recording kept: Evicted events and pods failed with reason Evicted."""
-    return [RealEviction(row.get("node"), row.get("namespace"), row.get("name"), row.get("uid"),
-                         row.get("message"), row.get("time") or row.get("observed"), str(row.get("source")))
-            for row in rec.evictions()]
+    """The ground truth the recording kept: Evicted events and pods failed with reason Evicted — admission
+    rejections left out (:func:`admission_rejections`); when there are some, the recording's notes say so once,
+    so every result made from it carries the count."""
+    refused = admission_rejections(rec)
+    if refused:
+        note = _admission_note(refused)
+        if note not in rec.notes:
+            rec.notes.append(note)
+    return [_real(row) for row in rec.evictions() if not is_admission_rejection(row.get("message"))]
+
+
+def admission_rejections(rec: Recording) -> list[RealEviction]:
+    """Pods the recording shows refused at admission (``The node had condition: [...]. ``), once per pod."""
+    seen: set[tuple[str | None, str | None, str | None]] = set()
+    out = []
+    for row in rec.evictions(admission=True):
+        r = _real(row)
+        key = (r.uid, r.namespace, r.pod) if r.uid else (None, r.namespace, r.pod)
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+    return out
+
+
+def _admission_note(refused: Sequence[RealEviction]) -> str:
+    pods = len(refused)
+    return (f"{pods} pod{'s' if pods != 1 else ''} refused at admission under node pressure (The node had "
+            "condition: [...]) scored apart: a rejection is not an eviction, so neither a miss of the replay "
+            "nor a match")
 
 
 def match(real: list[RealEviction], predicted: Sequence[Eviction], interval: float | None) -> tuple[Match, ...]:

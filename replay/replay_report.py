@@ -179,9 +179,21 @@ def print_result(result: ReplayResult, *, output: str | None = None, console: Co
         print_table(out, table)
     for note in result.notes:
         out.print(f"note: {note}", markup=False)
-    matched = sum(1 for m in result.matches if m.same_pod)
-    exact = sum(1 for m in result.matches if m.same_message)
     where = f"; results in {output}" if output else ""
     out.print(f"{sum(n.passes for n in result.nodes)} passes over {len(result.nodes)} nodes: "
-              f"{len(result.evictions)} predicted evictions; {len(result.matches)} real, {matched} predicted, "
-              f"{exact} with the exact message{where}", markup=False)
+              f"{len(result.evictions)} predicted evictions; {ground_truth_summary(result)}{where}", markup=False)
+
+
+def ground_truth_summary(result: ReplayResult) -> str:
+    """``3 real evictions: 2 matched by the replay, 1 with the exact message`` — "predicted" names the replay's
+    own evictions only; admission rejections are counted apart, never as real evictions."""
+    real = len(result.matches)
+    matched = sum(1 for m in result.matches if m.same_pod)
+    exact = sum(1 for m in result.matches if m.same_message)
+    text = f"{real} real eviction{'' if real == 1 else 's'}"
+    if real:
+        text += f": {matched} matched by the replay, {exact} with the exact message"
+    refused = len(result.admission_rejections)
+    if refused:
+        text += f"; {refused} admission rejection{'' if refused == 1 else 's'} (not evictions, not scored)"
+    return text

@@ -15,10 +15,10 @@ from typing import Any
 
 import polars as pl
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Of the results directory (``replay/RESULTS.md``); readers refuse versions they do not know.
-2: per-node ``horizon``/``horizon_reason``."""
-READABLE_VERSIONS = (1, 2)
+2: per-node ``horizon``/``horizon_reason``. 3: ``admission_rejections``."""
+READABLE_VERSIONS = (1, 2, 3)
 """Every version this evictlens ever wrote: an older results directory still opens (new keys take defaults)."""
 
 TIME = pl.Datetime("us", "UTC")
@@ -231,6 +231,9 @@ class ReplayResult:
                                      default_factory=lambda: pl.LazyFrame(schema=OVERCOMMIT_SCHEMA))
     spool: object = field(default=None, compare=False, repr=False)
     """What keeps the lazy frames' files alive (the engine's temporary directory), if anything."""
+    admission_rejections: tuple[RealEviction, ...] = ()
+    """Pods the recording shows refused at admission (``The node had condition: [...]. ``): not evictions,
+    so not in ``matches``; counted apart (replay.matching.admission_rejections)."""
 
     def node(self, name: str) -> NodeResult:
         for n in self.nodes:

@@ -75,11 +75,14 @@ def _node_doc(n: NodeResult) -> dict[str, Any]:
     }
 
 
+def _real_doc(r: RealEviction) -> dict[str, Any]:
+    return {"node": r.node, "namespace": r.namespace, "pod": r.pod, "uid": r.uid, "message": r.message,
+            "time": _time(r.time), "source": r.source}
+
+
 def _match_doc(m: Match) -> dict[str, Any]:
-    r = m.real
     return {
-        "real": {"node": r.node, "namespace": r.namespace, "pod": r.pod, "uid": r.uid, "message": r.message,
-                 "time": _time(r.time), "source": r.source},
+        "real": _real_doc(m.real),
         "predicted_id": m.predicted_id, "same_pod": m.same_pod, "within_interval": m.within_interval,
         "same_message": m.same_message, "message_diff": m.message_diff,
     }
@@ -92,6 +95,7 @@ def to_document(result: ReplayResult) -> dict[str, Any]:
         "interval_seconds": result.interval_seconds, "settings": dict(result.settings),
         "nodes": [_node_doc(n) for n in result.nodes], "evictions": [_eviction_doc(e) for e in result.evictions],
         "matches": [_match_doc(m) for m in result.matches], "notes": list(result.notes),
+        "admission_rejections": [_real_doc(r) for r in result.admission_rejections],
     }
 
 
@@ -182,6 +186,7 @@ def load(path: str | Path, *, signals: bool = True) -> ReplayResult:
             for n in doc["nodes"])
         matches = tuple(
             Match(**_fields(Match, m, real=RealEviction(**_fields(RealEviction, m["real"])))) for m in doc["matches"])
+        refused = tuple(RealEviction(**_fields(RealEviction, r)) for r in doc.get("admission_rejections") or ())
     except (KeyError, TypeError) as err:
         raise InputError(f"missing or malformed field ({type(err).__name__}: {err})", source=str(doc_path)) from None
     return ReplayResult(
@@ -189,6 +194,7 @@ def load(path: str | Path, *, signals: bool = True) -> ReplayResult:
         evictions=evictions, matches=matches, notes=tuple(doc["notes"]),
         signals=pl.scan_parquet(files["signals"]), conditions=frames["conditions"],
         schema_version=doc["schema_version"], overcommit=pl.scan_parquet(files["overcommit"]),
+        admission_rejections=refused,
     )
 
 

@@ -109,7 +109,7 @@ def test_replay_command_prints_json_and_a_summary(recording: Path, capsys: pytes
     assert doc["matches"][0]["same_message"] is True
     argv = ["replay", str(recording), "--kubelet-version", "1.30", "--eviction-hard", "memory.available<1.5Gi"]
     assert main(argv) == 0
-    assert "1 real, 1 predicted, 1 with the exact message" in capsys.readouterr().out
+    assert "1 real eviction: 1 matched by the replay, 1 with the exact message" in capsys.readouterr().out
 
 
 def test_replay_of_a_missing_recording_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
