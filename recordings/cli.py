@@ -205,6 +205,10 @@ def add_record_parser(subparsers: SubParsers) -> None:
         description="Poll every node's Summary API (and list/watch pods, nodes and events) into a crash-safe "
         "recording until Ctrl-C or --duration. Credentials come from --kubeconfig/--context as with kubectl. "
         "Example: %(prog)s -o rec --interval 10s --duration 1h",
+        epilog="Ctrl-C, SIGTERM and SIGHUP (a closed terminal) finish the tick in flight and finalize the recording. "
+        "Exit status: 0 recorded, 1 the cluster could not be reached or the disk filled up (the ticks recorded "
+        "so far are kept), 2 bad input (a flag, the kubeconfig, the output directory), 3 the cluster refused the "
+        "credentials (401, 403, an exec plugin that failed, a client certificate it does not accept).",
     )
     from .recorder.options import add_record_arguments
 
@@ -296,7 +300,10 @@ def add_subcommands(subparsers: SubParsers) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="evictlens", description="Record, import, pack and inspect evictlens recordings.")
+    from .errors import EXIT_STATUS_HELP
+
+    parser = OneLineParser(prog="evictlens", description="Record, import, pack and inspect evictlens recordings.",
+                           epilog=EXIT_STATUS_HELP)
     add_debug_argument(parser)
     subs: SubParsers = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=OneLineParser

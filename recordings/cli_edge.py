@@ -3,9 +3,12 @@
 ``evictlens`` (:mod:`replay.cli`), ``kubectl evictlens`` and ``python -m recordings.cli`` all run
 their commands through :func:`run_command`, so every command ends the same way:
 
-* exit 0 (done), 1 (a finding, e.g. conformance failures; also an unexpected error) or 2 (bad
-  input: an :class:`~recordings.errors.EvictlensError`, or an argparse usage error), with one
-  line on stderr naming what is wrong;
+* exit 0 (done), 1 (a finding, e.g. conformance failures; a recorder that cannot reach the
+  cluster or write the disk, :class:`~recordings.errors.RecorderError`; also an unexpected
+  error), 2 (bad input: an :class:`~recordings.errors.InputError`, or an argparse usage error)
+  or 3 (credentials the cluster refused, :class:`~recordings.errors.CredentialError`), with one
+  line on stderr naming what is wrong (the status is the error class's ``exit_code``;
+  :data:`~recordings.errors.EXIT_STATUS_HELP` says it for ``--help``);
 * an unexpected exception prints one line and "run with --debug for the traceback"; ``--debug``
   (or ``EVICTLENS_DEBUG=1``) prints the traceback;
 * a reader that goes away (``evictlens info REC | head``) ends the command quietly, as ``kubectl``

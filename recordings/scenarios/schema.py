@@ -29,6 +29,12 @@ from .yamlpos import Path as YPath
 
 DEFAULT_START = "2025-01-01T00:00:00Z"
 MAX_TICKS = 100_000
+# The times a scenario's recording can write: four-digit RFC 3339 years (strftime writes the year
+# 999 as "999"; past 9999 Python's datetime ends).  The generated kubelets start an hour before
+# the scenario (their summaries' startTime).
+FIRST_TIME = "1000-01-01T00:00:00Z"
+LAST_TIME = "9999-12-31T23:59:59Z"
+KUBELET_HEAD_START = 3600 * SECOND
 
 CONTAINER_FIELDS = ("memory", "rootfs", "logs", "rootfsInodes", "logsInodes", "processes", "runFor")
 VOLUME_FIELDS = ("used", "inodes")
@@ -234,6 +240,11 @@ class _Loader:
         duration = self.duration(top["duration"], ("duration",))
         if duration // interval + 1 > MAX_TICKS:
             raise self.err(f"{duration // interval + 1} ticks; at most {MAX_TICKS}", ("duration",))
+        if start - KUBELET_HEAD_START < parse_time(FIRST_TIME) or start + duration > parse_time(LAST_TIME):
+            shown = start_text.isoformat() if hasattr(start_text, "isoformat") else start_text  # YAML reads datetimes
+            problem = (f"a scenario from {shown} for {top['duration']} leaves the times a recording can "
+                       f"hold: from {FIRST_TIME} plus 1h (the kubelets start an hour early) to {LAST_TIME}")
+            raise self.err(problem, ("start",))
         default_kubelet = self.kubelet(top["kubelet"], ("kubelet",)) if "kubelet" in top else None
         nodes_raw = top.get("nodes")
         if not isinstance(nodes_raw, list) or not nodes_raw:

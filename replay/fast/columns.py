@@ -13,17 +13,32 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
+from itertools import repeat
 from typing import Any
 
 import polars as pl
 
+from recordings.errors import InputError
 from recordings.pod_timeline import PodVersion
 from recordings.reader import Recording, TickInfo
 from recordings.schema import CONTAINER_STATS, NODE_STATS, POD_STATS, SERIES, SYSTEM_STATS, VOLUME_STATS, Table
-from recordings.summary_codec import EPOCH, decode
+from recordings.summary_codec import EPOCH, decode, format_time
 from replay.fast.signals import NODE_COLUMNS, PODS_COLUMNS
 from replay.kubelet import pods as podutil
-from replay.kubelet.api import Pod, Summary, parse_summary
+from replay.kubelet.api import (
+    ContainerStats,
+    FsStats,
+    MemoryStats,
+    Pod,
+    PodReference,
+    PodStats,
+    ProcessStats,
+    Summary,
+    VolumeStats,
+    parse_summary,
+)
+from replay.kubelet.jsonpath import _At, _time
 from replay.kubelet.quantity import Quantity
 
 CHUNK_TICKS = 16384
@@ -60,6 +75,205 @@ class StorageUsage:
 SUMMARY_WINDOW = 256
 """Summaries read at once for the reference's passes: a node over a threshold all day stays bounded."""
 
+MEMORY, PROCESSES, FILESYSTEMS = 1, 2, 4
+"""What of each pod's stats a pass builds (:meth:`SummaryAt.built`): memory (pod and containers),
+process counts, filesystems (containers' rootfs and logs, volumes, ephemeral storage)."""
+WHOLE = MEMORY | PROCESSES | FILESYSTEMS
+NODE_PART = -1
+"""No pods at all: the node's stats (:meth:`SummaryWindow.node_part`)."""
+
+
+class _Odd(Exception):
+    """A tick the direct build does not reproduce (duplicate pod rows, an entry without its pod, a time the
+    Summary API text would not parse): the reference's decode-and-parse runs there instead."""
+
+
+@lru_cache(maxsize=65536)
+def _stamp(us: int) -> datetime | None:
+    """A recorded time as parse_summary reads it back from the decoded text (summary_codec.format_time)."""
+    try:
+        return _time({"time": format_time(us)}, "time", _At("", ""))
+    except (InputError, ValueError, OverflowError):
+        raise _Odd from None
+
+
+def _group(table: Table, path: tuple[str, ...]) -> tuple[int, list[str]]:
+    """The ``present`` bit and the columns (in field order, as the stats dataclasses) of one group."""
+    for bit, group in enumerate(table.groups):
+        if group.path == path:
+            return 1 << bit, [col for col, _key, _kind in group.columns()]
+    raise LookupError(path)  # pragma: no cover - the schema declares them
+
+
+_POD_REF, _POD_REF_COLS = _group(POD_STATS, ("podRef",))
+_POD_MEMORY, _POD_MEMORY_COLS = _group(POD_STATS, ("memory",))
+_POD_EPHEMERAL, _POD_EPHEMERAL_COLS = _group(POD_STATS, ("ephemeral-storage",))
+_POD_PROCESS, _POD_PROCESS_COLS = _group(POD_STATS, ("process_stats",))
+_CONTAINER_NAME, _CONTAINER_NAME_COLS = _group(CONTAINER_STATS, ())
+_CONTAINER_MEMORY, _CONTAINER_MEMORY_COLS = _group(CONTAINER_STATS, ("memory",))
+_CONTAINER_ROOTFS, _CONTAINER_ROOTFS_COLS = _group(CONTAINER_STATS, ("rootfs",))
+_CONTAINER_LOGS, _CONTAINER_LOGS_COLS = _group(CONTAINER_STATS, ("logs",))
+_VOLUME, _VOLUME_COLS = _group(VOLUME_STATS, ())
+
+
+class _Rows:
+    """One table's rows in a window, sorted (stably) by ``keys`` (tick first), as summary_codec.decode
+    orders them; columns become Python lists when first read (times as µs)."""
+
+    def __init__(self, frame: pl.DataFrame, keys: Sequence[str]) -> None:
+        self.frame = frame.sort(list(keys), maintain_order=True)
+        self.by_tick = self._spans(["tick"])
+        """tick → its rows ``[start, end)``."""
+        self.by_pod = self._spans(["tick", "pod"]) if len(keys) == 3 else {}
+        """(tick, pod) → the pod's entries ``[start, end)`` (containers, volumes)."""
+        self._lists: dict[str, list[Any]] = {}
+
+    def _spans(self, by: list[str]) -> dict[Any, tuple[int, int]]:
+        spans = self.frame.with_row_index("_i").group_by(by, maintain_order=True).agg(
+            pl.col("_i").first().alias("_s"), pl.len().alias("_n"))
+        keys = zip(*(spans[k].to_list() for k in by), strict=True) if len(by) > 1 else spans[by[0]].to_list()
+        return {k: (s, s + n) for k, s, n in zip(keys, spans["_s"].to_list(), spans["_n"].to_list(), strict=True)}
+
+    def col(self, name: str) -> list[Any]:
+        found = self._lists.get(name)
+        if found is None:
+            series = self.frame[name]
+            if isinstance(series.dtype, pl.Datetime):
+                series = series.dt.epoch("us")
+            found = self._lists[name] = series.to_list()
+        return found
+
+    def first(self, tick: int) -> dict[str, Any]:
+        return self.frame.row(self.by_tick[tick][0], named=True)
+
+    def rows(self, tick: int) -> list[dict[str, Any]]:
+        """Every row at ``tick``, for the reference's decode."""
+        span = self.by_tick.get(tick)
+        return [] if span is None else self.frame.slice(span[0], span[1] - span[0]).to_dicts()
+
+    def memory(self, cols: list[str], bit: int, start: int, end: int) -> list[MemoryStats | None]:
+        """The rows' MemoryStats (None where the group is absent)."""
+        stamp = _stamp
+        return [MemoryStats(None if t is None else stamp(t), a, u, w, r) if b & bit else None
+                for b, t, a, u, w, r in zip(self.col("present")[start:end],
+                                            *(self.col(c)[start:end] for c in cols), strict=True)]
+
+    def fs(self, cols: list[str], bit: int, start: int, end: int) -> list[FsStats | None]:
+        """The rows' FsStats (None where the group is absent)."""
+        stamp = _stamp
+        return [FsStats(None if t is None else stamp(t), a, c, u, f, n, i) if b & bit else None
+                for b, t, a, c, u, f, n, i in zip(self.col("present")[start:end],
+                                                  *(self.col(c)[start:end] for c in cols), strict=True)]
+
+
+class _PodTables:
+    """A window's pod, container and (when a pass needs filesystems) volume rows, and the direct build of
+    parse_summary's PodStats from them."""
+
+    def __init__(self, window: SummaryWindow) -> None:
+        self.window = window
+        pods = window._collect(POD_STATS)
+        self.pods = _Rows(pods, ("tick", "pod"))
+        self.odd: set[int] = {int(t) for t in pods.filter(pl.struct("tick", "pod").is_duplicated())["tick"]}
+        self.containers = _Rows(window._collect(CONTAINER_STATS), ("tick", "pod", "container"))
+        self._orphans(self.containers.frame)
+        self._orphans(window._collect(VOLUME_STATS, ["tick", "pod"]))
+        self._volumes: _Rows | None = None
+
+    def _orphans(self, entries: pl.DataFrame) -> None:
+        """decode fails on an entry without its pod: at those ticks the reference says how."""
+        self.odd.update(int(t) for t in entries.join(self.pods.frame, on=["tick", "pod"], how="anti")["tick"])
+
+    def volumes(self) -> _Rows:
+        if self._volumes is None:
+            self._volumes = _Rows(self.window._collect(VOLUME_STATS), ("tick", "pod", "volume"))
+        return self._volumes
+
+    def rows(self, table: Table, tick: int) -> list[dict[str, Any]]:
+        """The table's rows at ``tick`` (for the reference's decode)."""
+        rows = self.pods if table is POD_STATS else self.containers if table is CONTAINER_STATS else self.volumes()
+        return rows.rows(tick)
+
+    def build(self, tick: int, parts: int) -> tuple[PodStats, ...]:
+        """parse_summary's ``pods`` of the decoded summary at ``tick``, with only ``parts`` of each pod's
+        stats (WHOLE: all of them, equal to the reference's); raises _Odd where that is not exact."""
+        if tick in self.odd:
+            raise _Odd
+        span = self.pods.by_tick.get(tick)
+        if span is None:
+            return ()
+        start, end = span
+        p = self.pods
+        indices = p.col("pod")[start:end]
+        nothing = repeat(None)
+        memory = p.memory(_POD_MEMORY_COLS, _POD_MEMORY, start, end) if parts & MEMORY else nothing
+        ephemeral = p.fs(_POD_EPHEMERAL_COLS, _POD_EPHEMERAL, start, end) if parts & FILESYSTEMS else nothing
+        process: Iterable[ProcessStats | None] = nothing
+        if parts & PROCESSES:
+            process = [ProcessStats(c) if b & _POD_PROCESS else None
+                       for b, c in zip(p.col("present")[start:end], p.col(_POD_PROCESS_COLS[0])[start:end],
+                                       strict=True)]
+        no_entries = repeat(())
+        containers: Iterable[tuple[ContainerStats, ...]] = no_entries
+        if parts & (MEMORY | FILESYSTEMS):
+            found = self._containers(tick, parts)
+            containers = [found.get(pod, ()) for pod in indices]
+        volumes: Iterable[tuple[VolumeStats, ...]] = no_entries
+        if parts & FILESYSTEMS:
+            found_volumes = self._volume_stats(tick)
+            volumes = [found_volumes.get(pod, ()) for pod in indices]
+        name_col, namespace_col = _POD_REF_COLS
+        return tuple(
+            PodStats(PodReference(name if bits & _POD_REF and name else "",
+                                  namespace if bits & _POD_REF and namespace else "", uid or ""),
+                     cs, mem, vs, eph, proc)
+            for bits, name, namespace, uid, cs, mem, vs, eph, proc in zip(
+                p.col("present")[start:end], p.col(name_col)[start:end], p.col(namespace_col)[start:end],
+                p.col("pod_uid")[start:end], containers, memory, volumes, ephemeral, process, strict=False)
+        )
+
+    @staticmethod
+    def _per_pod(rows: _Rows, tick: int, items: list[Any]) -> dict[int, tuple[Any, ...]]:
+        """The tick's entries (``items``, one per row of the tick) grouped by pod, in row order."""
+        start = rows.by_tick[tick][0]
+        pods = rows.col("pod")
+        out: dict[int, tuple[Any, ...]] = {}
+        i, n = 0, len(items)
+        while i < n:
+            pod = pods[start + i]
+            end = rows.by_pod[tick, pod][1] - start
+            out[pod] = tuple(items[i:end])
+            i = end
+        return out
+
+    def _containers(self, tick: int, parts: int) -> dict[int, tuple[ContainerStats, ...]]:
+        rows = self.containers
+        span = rows.by_tick.get(tick)
+        if span is None:
+            return {}
+        start, end = span
+        nothing = repeat(None)
+        memory = rows.memory(_CONTAINER_MEMORY_COLS, _CONTAINER_MEMORY, start, end) if parts & MEMORY else nothing
+        rootfs = rows.fs(_CONTAINER_ROOTFS_COLS, _CONTAINER_ROOTFS, start, end) if parts & FILESYSTEMS else nothing
+        logs = rows.fs(_CONTAINER_LOGS_COLS, _CONTAINER_LOGS, start, end) if parts & FILESYSTEMS else nothing
+        items = [ContainerStats(name if bits & _CONTAINER_NAME and name else "", mem, root, log)
+                 for bits, name, mem, root, log in zip(rows.col("present")[start:end],
+                                                       rows.col(_CONTAINER_NAME_COLS[0])[start:end],
+                                                       memory, rootfs, logs, strict=False)]
+        return self._per_pod(rows, tick, items)
+
+    def _volume_stats(self, tick: int) -> dict[int, tuple[VolumeStats, ...]]:
+        rows = self.volumes()
+        span = rows.by_tick.get(tick)
+        if span is None:
+            return {}
+        start, end = span
+        name_col, *fs_cols = _VOLUME_COLS
+        items = [VolumeStats(name or "", fs) if fs is not None else VolumeStats("", FsStats())
+                 for name, fs in zip(rows.col(name_col)[start:end], rows.fs(fs_cols, _VOLUME, start, end),
+                                     strict=True)]
+        return self._per_pod(rows, tick, items)
+
 
 class SummaryWindow:
     """Up to ``SUMMARY_WINDOW`` ticks of one node: node tables read at once, pod tables when first needed."""
@@ -67,34 +281,33 @@ class SummaryWindow:
     def __init__(self, node: NodeColumns, ticks: Sequence[int]) -> None:
         self.node = node
         self.ticks = list(ticks)
-        self._parts: dict[str, dict[int, pl.DataFrame]] = {}
-        self.parsed: dict[tuple[int, bool], Summary] = {}
-        self._read(SERIES[:2])
+        self.parsed: dict[tuple[int, int], Summary] = {}
+        """(tick, parts) → the parsed summary (SummaryAt.built)."""
+        self._pods: _PodTables | None = None
+        self._node = _Rows(self._collect(NODE_STATS), ("tick",))
+        self._system = _Rows(self._collect(SYSTEM_STATS), ("tick",))
 
-    def _read(self, tables: Sequence[Table]) -> None:
+    def _collect(self, table: Table, columns: Sequence[str] | None = None) -> pl.DataFrame:
         ticks = self.ticks
         wanted = pl.col("tick").is_between(min(ticks), max(ticks)) & pl.col("tick").is_in(ticks)
-        for table in tables:
-            df = self.node._collect(table.name, self.node._scan(table.name).filter(wanted))
-            self._parts[table.name] = {int(k[0]): v for k, v in df.partition_by("tick", as_dict=True).items()}
+        frame = self.node._scan(table.name).filter(wanted)
+        return self.node._collect(table.name, frame if columns is None else frame.select(columns))
 
     def has(self, tick: int) -> bool:
-        return tick in self._parts[NODE_STATS.name]
+        return tick in self._node.by_tick
 
-    def _rows(self, name: str, tick: int) -> list[dict[str, Any]]:
-        df = self._parts[name].get(tick)
-        return [] if df is None else df.to_dicts()
+    def pod_tables(self) -> _PodTables:
+        if self._pods is None:
+            self._pods = _PodTables(self)
+        return self._pods
 
     def node_part(self, tick: int) -> dict[str, Any]:
         """The summary without its pods (the node's signals; what decides a pass nothing can be evicted at)."""
-        return decode(self._parts[NODE_STATS.name][tick].row(0, named=True), self._rows(SYSTEM_STATS.name, tick),
-                      [], [], [])
+        return decode(self._node.first(tick), self._system.rows(tick), [], [], [])
 
     def whole(self, tick: int) -> dict[str, Any]:
-        if POD_STATS.name not in self._parts:
-            self._read(SERIES[2:])
-        return decode(self._parts[NODE_STATS.name][tick].row(0, named=True),
-                      *(self._rows(t.name, tick) for t in SERIES[1:]))
+        pods = self.pod_tables()
+        return decode(self._node.first(tick), self._system.rows(tick), *(pods.rows(t, tick) for t in SERIES[2:]))
 
 
 class SummaryAt:
@@ -111,11 +324,34 @@ class SummaryAt:
         return self.window.node_part(self.tick)
 
     def parsed(self, *, whole: bool, source: str) -> Summary:
-        key = (self.tick, whole)
-        found = self.window.parsed.get(key)
-        if found is None:
-            found = self.window.parsed[key] = parse_summary(self.whole() if whole else self.node_part(),
-                                                            source=source)
+        return self.built(WHOLE if whole else NODE_PART, source=source)
+
+    @property
+    def can_build(self) -> bool:
+        """The pods' stats can be built in parts: the recorded summary itself, not a rewritten one."""
+        return type(self).parsed is SummaryAt.parsed
+
+    def built(self, parts: int, *, source: str) -> Summary:
+        """parse_summary of the decoded summary, the pods' stats built straight from the columns with only
+        ``parts`` of them (WHOLE: every field; NODE_PART: no pods): what a pass reads when only
+        one signal can be reclaimed. Equal to the reference's parse where built (tests/replay/test_summary_build.py).
+        A subclass that rewrites the summary (``parsed`` overridden) gets its whole parse."""
+        if not self.can_build:
+            return self.parsed(whole=parts != NODE_PART, source=source)
+        window, key = self.window, (self.tick, parts)
+        found = window.parsed.get(key)
+        if found is not None:
+            return found
+        node = window.parsed.get((self.tick, NODE_PART))
+        if node is None:
+            node = window.parsed[self.tick, NODE_PART] = parse_summary(self.node_part(), source=source)
+        if parts == NODE_PART:
+            return node
+        try:
+            found = Summary(node=node.node, pods=window.pod_tables().build(self.tick, parts))
+        except _Odd:
+            found = parse_summary(self.whole(), source=source)
+        window.parsed[key] = found
         return found
 
 

@@ -34,7 +34,8 @@ from recordings.schema import NODE_STATS
 from replay.collect import NodeAccumulator, NodePartial, allocatable, reference_partial
 from replay.context import active_pods, infer_topology
 from replay.counterfactual import disk_emptydirs
-from replay.fast.columns import CHUNK_TICKS, Chunk, GroupColumns, StorageUsage, SummaryAt
+from replay.fast import lean
+from replay.fast.columns import CHUNK_TICKS, NODE_PART, WHOLE, Chunk, GroupColumns, StorageUsage, SummaryAt
 from replay.fast.loop import to_datetime
 from replay.fast.passes import ChunkPasses, FastManager
 from replay.fast.pod_usage import (
@@ -339,13 +340,11 @@ class NodeReplay:
         source = f"recording {self.node} tick {tick}"
         pods, _late = self._pods_at(tick, when)
         candidates = [p for p in active_pods(pods, self.node) if p.uid not in run.evicted_uids]
-        if tick not in self._forced() and all(podutil.is_critical_pod(p) for p in candidates):
-            summary = recorded.parsed(whole=False, source=source)
-        else:
-            summary = recorded.parsed(whole=True, source=source)
-            candidates = [p for p in active_pods(run.pods_at(when, summary), self.node)
-                          if p.uid not in run.evicted_uids]
-        result = manager.synchronize(summary, candidates, when)
+        forced = tick in self._forced()
+        if not forced and all(podutil.is_critical_pod(p) for p in candidates):
+            result = manager.synchronize(recorded.parsed(whole=False, source=source), candidates, when)
+        else:  # away from a storage tick, only the pods' stats the pass can read (replay.fast.lean)
+            result, candidates = _synchronize_built(run, manager, recorded, when, source, forced)
         self.acc.error(result.error)
         p = Pass(self.node, tick, chunk.infos[tick].time, when, result, tuple(candidates))
         self.last_pass = p
@@ -589,3 +588,23 @@ def replay_node_until(rec: Recording, request: SettingsRequest, name: str, pods:
     if first_eviction and not r.acc.evictions:
         return run, None
     return run, r.last_pass
+
+
+def _synchronize_built(run: NodeRun, manager: EvictionManager, recorded: SummaryAt, when: datetime, source: str,
+                       forced: bool) -> tuple[SyncResult, list[Pod]]:
+    """synchronize on the summary with the pods' stats it reads (whole at a storage tick or a moment): the
+    pass and its candidates; run again whole from the saved state if it read more (lean.covers)."""
+    parts = WHOLE
+    if not forced and recorded.can_build:
+        parts = lean.pass_parts(manager, recorded.built(NODE_PART, source=source), when)
+    while True:
+        summary = recorded.built(parts, source=source)
+        candidates = [p for p in active_pods(run.pods_at(when, summary), run.node) if p.uid not in run.evicted_uids]
+        if parts == WHOLE:
+            return manager.synchronize(summary, candidates, when), candidates
+        saved = lean.ManagerState.of(manager)
+        result = lean.synchronize(manager, summary, candidates, when)
+        if lean.covers(parts, result):
+            return result, candidates
+        saved.restore(manager)
+        parts = WHOLE

@@ -18,6 +18,8 @@ from replay.kubelet.duration import MINUTE, format_duration, parse_duration
 from replay.kubelet.thresholds import Threshold, parse_threshold_config
 from replay.kubelet.versions import VersionProfile
 
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1  # evictionMaxPodGracePeriod is an int32 in the kubelet
+
 
 @dataclass(frozen=True)
 class EvictionConfig:
@@ -189,6 +191,10 @@ def fields_from_kubelet_configuration(
     max_grace = cfg.get("evictionMaxPodGracePeriod", 0)
     if isinstance(max_grace, bool) or not isinstance(max_grace, int):
         raise InputError("expected an integer number of seconds", source=source, field="evictionMaxPodGracePeriod")
+    if not INT32_MIN <= max_grace <= INT32_MAX:  # the kubelet's config decoder (encoding/json) refuses it
+        raise InputError(f"json: cannot unmarshal number {max_grace} into Go struct field "
+                         "KubeletConfiguration.evictionMaxPodGracePeriod of type int32", source=source,
+                         field="evictionMaxPodGracePeriod")
     allocatable = cfg.get("enforceNodeAllocatable", ["pods"])
     if not isinstance(allocatable, list) or not all(isinstance(x, str) for x in allocatable):
         raise InputError("expected a list of strings", source=source, field="enforceNodeAllocatable")
@@ -315,6 +321,11 @@ def apply_flags(fields: EvictionFields, flags: FlagOverrides) -> EvictionFields:
             changes[attr] = value
             sources[camel] = flag
     if flags.eviction_max_pod_grace_period is not None:
+        if flags.eviction_max_pod_grace_period > INT32_MAX:  # pflag's Int32Var
+            big = flags.eviction_max_pod_grace_period
+            raise InputError(f'invalid argument "{big}" for "--eviction-max-pod-grace-period" flag: '
+                             f'strconv.ParseInt: parsing "{big}": value out of range',
+                             field="--eviction-max-pod-grace-period")
         if flags.eviction_max_pod_grace_period < 0:
             raise InputError("expected a number of seconds ≥ 0, e.g. 30", field="--eviction-max-pod-grace-period")
         changes["eviction_max_pod_grace_period"] = flags.eviction_max_pod_grace_period

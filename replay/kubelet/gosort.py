@@ -11,7 +11,7 @@ stable.
 from __future__ import annotations
 
 from collections.abc import Callable, MutableSequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -36,12 +36,44 @@ class _Data:
         items[i], items[j] = items[j], items[i]
 
 
+class _KeyedData(_Data):
+    """``Less`` as ``key(a) < key(b)`` on keys computed once, swapped along with the items."""
+
+    __slots__ = ("keys",)
+
+    def __init__(self, items: MutableSequence[T], keys: list[Any]) -> None:
+        super().__init__(items, _unused_less)
+        self.keys = keys
+
+    def less(self, i: int, j: int) -> bool:
+        keys = self.keys
+        return bool(keys[i] < keys[j])
+
+    def swap(self, i: int, j: int) -> None:
+        items, keys = self.items, self.keys
+        items[i], items[j] = items[j], items[i]
+        keys[i], keys[j] = keys[j], keys[i]
+
+
+def _unused_less(a: Any, b: Any) -> bool:  # pragma: no cover - _KeyedData compares its keys
+    raise AssertionError("keyed sort")
+
+
 def go_sort(items: MutableSequence[T], less: Callable[[T, T], bool]) -> None:
     """Sort ``items`` in place exactly as Go's ``sort.Sort`` would (go/src/sort/sort.go: Sort)."""
     n = len(items)
     if n <= 1:
         return
     _pdqsort(_Data(items, less), 0, n, n.bit_length())
+
+
+def go_sort_by_key(items: MutableSequence[T], key: Callable[[T], Any]) -> None:
+    """``go_sort(items, lambda a, b: key(a) < key(b))`` with each key computed once: the same calls of
+    ``Less`` and ``Swap``, so the same order, ties included."""
+    n = len(items)
+    if n <= 1:
+        return
+    _pdqsort(_KeyedData(items, [key(item) for item in items]), 0, n, n.bit_length())
 
 
 def _insertion_sort(data: _Data, a: int, b: int) -> None:

@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from fractions import Fraction
 from typing import TypeVar
 
 from replay.kubelet.api import FsStats, MemoryStats, Pod, PodStats
-from replay.kubelet.gosort import go_sort
-from replay.kubelet.pods import is_critical_pod, request_rule, resource_request_quantity
+from replay.kubelet.gosort import go_sort, go_sort_by_key
+from replay.kubelet.pods import RequestRule, is_critical_pod, request_rule, resource_request_quantity
 from replay.kubelet.quantity import Format, Quantity
 from replay.kubelet.signals import go_int64, go_uint64
 from replay.kubelet.thresholds import (
@@ -51,14 +52,30 @@ class FsStatsType(StrEnum):
 
 
 # --- requests and usage ------------------------------------------------------------------------
+_REQUESTS: dict[tuple[int, str, RequestRule], tuple[Pod, Quantity]] = {}
+"""get_resource_request_quantity's answers by (pod identity, resource, request rule): each pass ranks
+and explains the same pod objects; the entry holds its pod, so the identity is not reused while cached."""
+_REQUESTS_MAX = 8192
+
+
 def get_resource_request_quantity(pod: Pod, resource: str, profile: VersionProfile | None = None) -> Quantity:
     """pkg/api/v1/resource/helpers.go: GetResourceRequestQuantity.
 
     Up to 1.33 the sum of regular containers, then the max with *every* init container (sidecars
     included), then pod overhead when non-zero; from 1.34 (PR #132277) component-helpers PodRequests:
     sidecars summed, the init peak, pod-level requests (see :func:`pods.resource_request_quantity`).
+    Pods and quantities are immutable, so the answer is computed once per pod object.
     """
-    return resource_request_quantity(pod, resource, request_rule(profile))
+    rule = request_rule(profile)
+    key = (id(pod), resource, rule)
+    found = _REQUESTS.get(key)
+    if found is not None and found[0] is pod:
+        return found[1]
+    request = resource_request_quantity(pod, resource, rule)
+    if len(_REQUESTS) >= _REQUESTS_MAX:
+        _REQUESTS.clear()
+    _REQUESTS[key] = (pod, request)
+    return request
 
 
 def memory_usage(stats: MemoryStats | None) -> Quantity:
@@ -240,33 +257,63 @@ def ordered_by(pods: MutableSequence[Pod], *cmps: CmpFunc) -> None:
 
 
 # --- rank functions per signal -------------------------------------------------------------------
+# Each chain below is a lexicographic order on one key per pod (the tests pin key == chain): comparator
+# by comparator, ``_stats_first`` is "no stats first" and a pod without stats ties on the usage
+# comparators, cmpBool is "true first", and a Quantity.Cmp is an exact comparison of values. So the rank
+# functions sort by those keys, computed once per pod, with the same pdqsort steps (gosort.go_sort_by_key).
+def _exact(q: Quantity) -> int | Fraction:
+    """The exact value of a quantity, comparable (and negatable) without rounding."""
+    numerator, denominator = q.value.as_integer_ratio()
+    return numerator if denominator == 1 else Fraction(numerator, denominator)
+
+
 def rank_memory_pressure(profile: VersionProfile | None = None) -> RankFunc:
-    """helpers.go: rankMemoryPressure."""
+    """helpers.go: rankMemoryPressure — orderedBy(exceedMemoryRequests, priority, memory)."""
 
     def rank(pods: MutableSequence[Pod], stats: StatsLookup) -> None:
-        ordered_by(pods, exceed_memory_requests(stats, profile), priority, memory(stats, profile))
+        def key(pod: Pod) -> tuple[int, int, int, int | Fraction]:
+            if pod.uid not in stats:
+                return (0, 0, pod_priority(pod), 0)
+            usage = memory_usage(stats[pod.uid].memory)
+            request = get_resource_request_quantity(pod, RESOURCE_MEMORY, profile)
+            return (1, 0 if usage.cmp(request) == 1 else 1, pod_priority(pod), -_exact(usage.sub(request)))
+
+        go_sort_by_key(pods, key)
 
     return rank
 
 
 def rank_pid_pressure(pods: MutableSequence[Pod], stats: StatsLookup) -> None:
-    """helpers.go: rankPIDPressure."""
-    ordered_by(pods, priority, process(stats))
+    """helpers.go: rankPIDPressure — orderedBy(priority, process); ``process`` compares ``int64(p2 - p1)``
+    of uint64 counts, a key only while no difference wraps (every count below 2^63)."""
+    if any(process_usage(stats[p.uid]) >> 63 for p in pods if p.uid in stats):
+        ordered_by(pods, priority, process(stats))
+        return
+
+    def key(pod: Pod) -> tuple[int, int, int]:
+        if pod.uid not in stats:
+            return (pod_priority(pod), 0, 0)
+        return (pod_priority(pod), 1, -process_usage(stats[pod.uid]))
+
+    go_sort_by_key(pods, key)
 
 
 def rank_disk_pressure_func(
     measure: Sequence[FsStatsType], resource: str, profile: VersionProfile | None = None
 ) -> RankFunc:
-    """helpers.go: rankDiskPressureFunc."""
+    """helpers.go: rankDiskPressureFunc — orderedBy(exceedDiskRequests, priority, disk)."""
     fs_set = tuple(measure)
 
     def rank(pods: MutableSequence[Pod], stats: StatsLookup) -> None:
-        ordered_by(
-            pods,
-            exceed_disk_requests(stats, fs_set, resource, profile),
-            priority,
-            disk(stats, fs_set, resource, profile),
-        )
+        def key(pod: Pod) -> tuple[int, int, int, int | Fraction]:
+            if pod.uid not in stats:
+                return (0, 0, pod_priority(pod), 0)
+            usage = pod_disk_usage(stats[pod.uid], pod, fs_set)[resource]
+            exceeds = usage.cmp(get_resource_request_quantity(pod, resource, profile)) == 1
+            above = usage.sub(get_resource_request_quantity(pod, RESOURCE_EPHEMERAL_STORAGE, profile))
+            return (1, 0 if exceeds else 1, pod_priority(pod), -_exact(above))
+
+        go_sort_by_key(pods, key)
 
     return rank
 

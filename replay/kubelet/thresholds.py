@@ -121,6 +121,8 @@ def decimal_to_f32(text: str) -> float:
         first = f32(approx)
     except OverflowError:
         raise InputError(f'strconv.ParseFloat: parsing "{text}": value out of range') from None
+    if approx in (float("inf"), float("-inf")):  # past float64 too (1e400): Go's ParseFloat says the same
+        raise InputError(f'strconv.ParseFloat: parsing "{text}": value out of range')
     target = Fraction(exact)
     best = first
     best_dist = abs(Fraction(first) - target)
@@ -136,9 +138,17 @@ def decimal_to_f32(text: str) -> float:
 
 
 def parse_percentage(text: str) -> float:
-    """helpers.go: parsePercentage — ``"25.5%"`` → float32(25.5)/100 in float32 arithmetic."""
+    """helpers.go: parsePercentage — ``"25.5%"`` → float32(25.5)/100 in float32 arithmetic.
+
+    One departure: Go's ``strconv.ParseFloat`` takes ``NaN`` (any case), and the kubelet keeps a
+    NaN percentage, whose threshold is ``int64(capacity × NaN)``: a conversion the Go spec leaves
+    to the implementation (MinInt64 on amd64, 0 on arm64), so the replay would depend on the CPU
+    the kubelet ran on.  Such a value is refused here, in the words of the range checks.
+    """
     number = text.rstrip("%")
     value = decimal_to_f32(number)
+    if value != value:
+        raise InputError(f"eviction percentage {text} is not a number; expected a number such as 10%")
     return f32(value / 100.0)
 
 
