@@ -28,7 +28,7 @@ from replay.kubelet.ranking import disk as disk_cmp
 from replay.kubelet.versions import profile
 
 ALL_FS = (FsStatsType.IMAGES, FsStatsType.ROOT, FsStatsType.LOGS, FsStatsType.LOCAL_VOLUME_SOURCE)
-PROFILE = profile("1.32")
+PROFILES = [profile("1.32"), profile("1.34"), profile("1.34", {"PodLevelResources": True})]
 # few distinct values, so most comparisons tie; fractional and int64-wrapping values too
 REQUESTS = st.sampled_from([None, "100", "1500m", "0.5Ki", "1Ki", "2Ki"])
 USAGE = st.sampled_from([None, 0, 100, 512, 1024, 2048, 2**63, 2**64 - 1])
@@ -58,24 +58,26 @@ def pods_and_stats(draw: Any) -> tuple[list[Pod], dict[str, PodStats]]:
     return pods, stats
 
 
-def _chains(stats: dict[str, PodStats]) -> dict[str, tuple[RankFunc, list[Any]]]:
+def _chains(stats: dict[str, PodStats], version: int) -> dict[str, tuple[RankFunc, list[Any]]]:
+    prof = PROFILES[version]
     return {
-        "memory": (rank_memory_pressure(PROFILE), [exceed_memory_requests(stats, PROFILE), priority,
-                                                   memory(stats, PROFILE)]),
+        "memory": (rank_memory_pressure(prof), [exceed_memory_requests(stats, prof), priority,
+                                                   memory(stats, prof)]),
         "pid": (rank_pid_pressure, [priority, process(stats)]),
-        **{f"disk-{resource}": (rank_disk_pressure_func(ALL_FS, resource, PROFILE),
-                                [exceed_disk_requests(stats, ALL_FS, resource, PROFILE), priority,
-                                 disk_cmp(stats, ALL_FS, resource, PROFILE)])
+        **{f"disk-{resource}": (rank_disk_pressure_func(ALL_FS, resource, prof),
+                                [exceed_disk_requests(stats, ALL_FS, resource, prof), priority,
+                                 disk_cmp(stats, ALL_FS, resource, prof)])
            for resource in ("ephemeral-storage", "inodes")},
     }
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(data=pods_and_stats(), which=st.sampled_from(["memory", "pid", "disk-ephemeral-storage", "disk-inodes"]))
+@given(data=pods_and_stats(), which=st.sampled_from(["memory", "pid", "disk-ephemeral-storage", "disk-inodes"]),
+       version=st.integers(0, len(PROFILES) - 1))
 def test_a_rank_function_orders_exactly_as_its_comparator_chain(data: tuple[list[Pod], dict[str, PodStats]],
-                                                                which: str) -> None:
+                                                                which: str, version: int) -> None:
     pods, stats = data
-    rank, cmps = _chains(stats)[which]
+    rank, cmps = _chains(stats, version)[which]
     expected = list(pods)
     ordered_by(expected, *cmps)
     got = list(pods)
