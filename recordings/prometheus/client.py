@@ -10,11 +10,12 @@ resolution of 11,000 points per timeseries"). Thanos, Mimir and VictoriaMetrics 
 
 from __future__ import annotations
 
+import queue
 import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,20 +84,23 @@ class PrometheusClient:
             )
         except (OSError, ValueError) as exc:  # unreadable CA or client certificate
             raise InputError(f"cannot set up TLS ({' '.join(str(exc).split())})", source="--prometheus") from None
-        self._pool = ThreadPoolExecutor(max_workers=max(1, options.concurrency), thread_name_prefix="promql")
+        self._pool = _DaemonPool(max(1, options.concurrency))
         self._lock = threading.Lock()
         self.requests = 0
         self.points = 0
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool.shutdown()
         self._http.close()
 
     def __enter__(self) -> PrometheusClient:
         return self
 
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *_exc: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:  # closing the connection pool would wait for a request still in flight (Ctrl-C)
+            self._pool.shutdown()
 
     # -- queries --------------------------------------------------------------------------
     def query_range(self, query: str, start: float, end: float, step: float) -> list[Series]:
@@ -110,7 +114,7 @@ class PrometheusClient:
         merged: dict[tuple[tuple[str, str], ...], list[tuple[float, float]]] = {}
         labels: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
         for fut in futures:
-            for s in fut.result():
+            for s in _result(fut):
                 key = tuple(sorted(s.labels.items()))
                 labels.setdefault(key, s.labels)
                 merged.setdefault(key, []).extend(s.samples)
@@ -126,7 +130,7 @@ class PrometheusClient:
         for name, futs in futures.items():
             merged: dict[tuple[tuple[str, str], ...], tuple[Mapping[str, str], list[tuple[float, float]]]] = {}
             for fut in futs:
-                for s in fut.result():
+                for s in _result(fut):
                     key = tuple(sorted(s.labels.items()))
                     merged.setdefault(key, (s.labels, []))[1].extend(s.samples)
             out[name] = [Series(lab, samples) for lab, samples in merged.values()]
@@ -188,6 +192,55 @@ class PrometheusClient:
                 raise PrometheusError(f"{problem}{tries}", source=_q(query))
             delay = self.options.backoff * (2 ** (attempt - 1))
             self._sleep(delay * (0.5 + random.random() / 2))
+
+
+def _result(fut: Future[Any]) -> Any:
+    """``fut.result()`` in short waits: a signal the kernel delivered to a worker thread (Ctrl-C)
+    only runs its handler when the main thread wakes, which a wait without a timeout never does."""
+    while True:
+        try:
+            return fut.result(timeout=0.2)
+        except TimeoutError:
+            continue
+
+
+class _DaemonPool:
+    """A bounded pool of daemon threads: unlike ThreadPoolExecutor (joined at interpreter exit), a
+    request stuck on a slow server cannot hold back the exit after Ctrl-C."""
+
+    def __init__(self, workers: int) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple[Any, ...]] | None] = (
+            queue.SimpleQueue())
+        self._threads = [threading.Thread(target=self._work, daemon=True, name=f"promql-{i}") for i in range(workers)]
+        for t in self._threads:
+            t.start()
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        fut: Future[Any] = Future()
+        self._jobs.put((fut, fn, args))
+        return fut
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            fut, fn, args = job
+            if not fut.set_running_or_notify_cancel():
+                continue
+            try:
+                fut.set_result(fn(*args))
+            except BaseException as exc:
+                fut.set_exception(exc)
+
+    def shutdown(self) -> None:
+        """Cancel what has not started; the daemon threads end with their current request."""
+        while True:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if job is not None:
+                job[0].cancel()
+        for _ in self._threads:
+            self._jobs.put(None)
 
 
 def split_range(start: float, end: float, step: float, max_points: int = MAX_POINTS) -> list[tuple[float, float]]:

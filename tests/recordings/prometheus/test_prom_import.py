@@ -7,8 +7,10 @@ leaving nothing behind.
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import itertools
+import signal
 import subprocess
 import sys
 import threading
@@ -216,3 +218,54 @@ def test_ranges_are_split_under_the_11000_points_limit() -> None:
     assert all(round((b - a) / 10) + 1 <= 11_000 for a, b in spans)
     assert spans[0][0] == 0.0 and spans[-1][1] == 250_000.0
     assert all(b + 10.0 == a2 for (_a, b), (a2, _b) in itertools.pairwise(spans))
+
+
+class _Blocking(http.server.BaseHTTPRequestHandler):
+    """Answers the probes with one node, then holds every range query until released."""
+
+    reached: ClassVar[threading.Event]
+    release: ClassVar[threading.Event]
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        if self.path.endswith("/query_range"):
+            self.reached.set()
+            self.release.wait(60)
+            body = b'{"status":"success","data":{"resultType":"matrix","result":[]}}'
+        else:
+            body = (b'{"status":"success","data":{"resultType":"vector","result":'
+                    b'[{"metric":{"node":"n1","instance":"n1"},"value":[1700000600,"1"]}]}}')
+        with contextlib.suppress(OSError):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+def test_ctrl_c_during_the_import_leaves_nothing(tmp_path: Path) -> None:
+    handler = type("B", (_Blocking,), {"reached": threading.Event(), "release": threading.Event()})
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    out = tmp_path / "imp"
+    proc = subprocess.Popen(
+        [*EVICTLENS, "import", "--prometheus", f"http://127.0.0.1:{srv.server_address[1]}", "--from", "1700000000",
+         "--to", "1700000600", "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert handler.reached.wait(120), "the import never asked for a range"
+        assert out.is_dir()  # the recording was being written
+        proc.send_signal(signal.SIGINT)
+        _stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        handler.release.set()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        srv.shutdown()
+        srv.server_close()
+    assert proc.returncode == 130, stderr
+    assert stderr.strip().endswith("interrupted"), stderr
+    assert not out.exists()
