@@ -70,9 +70,13 @@ def _qty_bytes(text: str) -> float:
     return float(text)
 
 
-def openmetrics_from_recording(rec_path: Path, out: Path) -> dict[str, Any]:
+def openmetrics_from_recording(rec_path: Path, out: Path, *, chart_drops: bool = False) -> dict[str, Any]:
     """Write the exporters' view of a recording; returns the side files an SRE would pass
-    (configz per node, events, priority classes) as Python objects."""
+    (configz per node, events, priority classes) as Python objects.
+
+    ``chart_drops``: as kube-prometheus-stack's default cAdvisorMetricRelabelings leave it — no cgroup
+    series without a pod label (the root and kubepods cgroups), no ``container_spec_*`` — with
+    node-exporter's meminfo instead."""
     rec = open_recording(rec_path)
     fam = _Families()
     classes: dict[str, int] = {}
@@ -82,7 +86,7 @@ def openmetrics_from_recording(rec_path: Path, out: Path) -> dict[str, Any]:
         for tick in rec.ticks(node):
             t = tick.time.timestamp()
             if tick.ok:
-                _summary(fam, rec.summary_at(node, tick.index) or {}, node, t)
+                _summary(fam, rec.summary_at(node, tick.index) or {}, node, t, chart_drops)
             for pod in rec.pods_at(node, tick.time):
                 _pod(fam, pod, node, t, classes)
             obj = rec.node_object_at(node, tick.time)
@@ -97,15 +101,20 @@ def openmetrics_from_recording(rec_path: Path, out: Path) -> dict[str, Any]:
     }
 
 
-def _summary(fam: _Families, s: dict[str, Any], node: str, t: float) -> None:
+def _summary(fam: _Families, s: dict[str, Any], node: str, t: float, chart_drops: bool) -> None:
     n = s.get("node") or {}
     k = {"node": node}
     mem = n.get("memory") or {}
-    if mem.get("workingSetBytes") is not None:
+    if chart_drops and mem.get("workingSetBytes") is not None and mem.get("availableBytes") is not None:
+        total = mem["availableBytes"] + mem["workingSetBytes"]
+        fam.add("node_memory_MemTotal_bytes", {"instance": node}, t, total)
+        fam.add("node_memory_MemFree_bytes", {"instance": node}, t, mem["availableBytes"])
+        fam.add("node_memory_Inactive_file_bytes", {"instance": node}, t, 0)
+    elif mem.get("workingSetBytes") is not None:
         fam.add("container_memory_working_set_bytes", {**k, "id": "/"}, t, mem["workingSetBytes"])
         if mem.get("availableBytes") is not None:
             fam.add("machine_memory_bytes", k, t, mem["availableBytes"] + mem["workingSetBytes"])
-    for sc in n.get("systemContainers") or []:
+    for sc in [] if chart_drops else n.get("systemContainers") or []:
         m = sc.get("memory") or {}
         if sc.get("name") == "pods" and m.get("workingSetBytes") is not None:
             fam.add("container_memory_working_set_bytes", {**k, "id": "/kubepods"}, t, m["workingSetBytes"])

@@ -50,10 +50,10 @@ class Loaded:
     work: Path
 
 
-def _load(name: str, work: Path) -> Iterator[Loaded]:
+def _load(name: str, work: Path, *, chart_drops: bool = False) -> Iterator[Loaded]:
     rec = work / "rec"
     run_scenario(load_bundled(name), rec)
-    side = openmetrics_from_recording(rec, work / "om.txt")
+    side = openmetrics_from_recording(rec, work / "om.txt", chart_drops=chart_drops)
     backfill(work / "om.txt", work / "data")
     ticks = open_recording(rec).ticks()
     args = write_side_files(side, work)
@@ -73,6 +73,14 @@ def disk_case(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loaded]:
     if PROMETHEUS is None or PROMTOOL is None:
         pytest.skip(MISSING)
     yield from _load("disk-pressure", tmp_path_factory.mktemp("prom-disk"))
+
+
+@pytest.fixture(scope="module")
+def chart_case(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loaded]:
+    """sidecar-stress as kube-prometheus-stack's default relabelling leaves it (no root/kubepods cgroup)."""
+    if PROMETHEUS is None or PROMTOOL is None:
+        pytest.skip(MISSING)
+    yield from _load("sidecar-stress", tmp_path_factory.mktemp("prom-chart"), chart_drops=True)
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -112,6 +120,18 @@ def test_manifest_names_the_source_and_the_missing_series(memory_case: Loaded, t
     assert any("process_count: no series" in n and "pid not decidable" in n for n in manifest["notes"])
     assert "note: pods[].process_stats.process_count" in done.stderr
     assert manifest["counts"]["evictions"] >= 1  # the real Evicted event from --events
+
+
+@needs_server
+def test_without_the_root_cgroup_memory_comes_from_node_exporter_and_says_so(chart_case: Loaded,
+                                                                             tmp_path: Path) -> None:
+    done = _import(chart_case, tmp_path / "imp")
+    assert done.returncode == 0, done.stderr
+    assert _evictions(tmp_path / "imp") == _evictions(chart_case.rec)
+    notes = orjson.loads((tmp_path / "imp" / "manifest.json").read_bytes())["notes"]
+    assert any(n.startswith("node.memory.workingSetBytes from node-exporter MemTotal - MemFree") for n in notes)
+    assert any(n.startswith('systemContainers["pods"].memory.workingSetBytes: no series for any node')
+               and "allocatableMemory.available not decidable" in n for n in notes), notes
 
 
 @needs_server
