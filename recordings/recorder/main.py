@@ -185,14 +185,20 @@ class Recorder:
         state.problem = res.error or "the /pods response is not a pod list"
         self.status.counters.pods_failed += 1
 
-    def _pods_note(self, node: str, tick: int) -> str | None:
-        """None when ``node`` has a fresh pod list for ``tick``, else the note for its ticks row."""
+    def _pods_note(self, node: str, tick: int, *, gap: bool = False) -> str | None:
+        """None when ``node`` has a fresh pod list for ``tick``, else the note for its ticks row.
+
+        A gap takes the fresh list as its own too (the next tick needs a newer one) but gets no
+        note and no count: with no summary, the tick is no pass of the replay.
+        """
         assert self.status is not None
         state = self.pods_fetches.get(node)
         if state is None:
             return None
         if state.fresh:
             state.fresh, state.last_good_tick = False, tick
+            return None
+        if gap:
             return None
         self.status.counters.pods_missed += 1
         running = state.task is not None and not state.task.done()
@@ -225,6 +231,7 @@ class Recorder:
         for res in results:
             if res.body is None:
                 tick.add_gap(res.node, res.error or "no data")
+                self._pods_note(res.node, tick.index, gap=True)
                 failed += 1
                 continue
             try:
@@ -233,6 +240,7 @@ class Recorder:
                 ok += 1
             except (orjson.JSONDecodeError, RecordingError) as exc:
                 tick.add_gap(res.node, f"unusable summary: {exc}")
+                self._pods_note(res.node, tick.index, gap=True)
                 failed += 1
                 continue
             if client.direct:
