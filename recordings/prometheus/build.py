@@ -30,7 +30,7 @@ from ..format import Manifest, RecordingBusyError, remove_tree
 from ..schema import ALL_SCHEMAS, TIME
 from ..summary_codec import format_time
 from ..writer import RecordingWriter
-from .client import ClientOptions, PrometheusClient, PrometheusError, Series
+from .client import ClientOptions, Pending, PrometheusClient, PrometheusError, Series
 from .labels import Conventions
 from .queries import Builder, Query, ksm_range_queries, ksm_static_queries, node_queries, pod_queries
 
@@ -230,9 +230,14 @@ def _write(client: PrometheusClient, spec: PrometheusImport, b: Builder, nodes: 
     state = _ObjectState()
     used: dict[str, dict[str, set[str]]] = {}
     gaps = 0
+    # one window ahead: the server answers window i + 1 while this process assembles window i
+    pending = _submit(client, spec, b, *windows[0])
     for i, (lo, hi) in enumerate(windows):
         report("importing", i, len(windows))
-        gaps += _window(client, spec, b, nodes, writer, state, used, lo, hi)
+        ahead = _submit(client, spec, b, *windows[i + 1]) if i + 1 < len(windows) else None
+        gaps += _window(client.collect(pending), spec, b, nodes, writer, state, used, lo, hi)
+        if ahead is not None:
+            pending = ahead
     report("importing", len(windows), len(windows))
     state.finish(writer)
     _source_notes(notes, used, nodes, b)
@@ -261,21 +266,27 @@ def _configz_for(spec: PrometheusImport, nodes: list[str]) -> list[tuple[str, Ma
     return out
 
 
-def _window(client: PrometheusClient, spec: PrometheusImport, b: Builder, nodes: list[str],
+def _submit(client: PrometheusClient, spec: PrometheusImport, b: Builder, lo: int, hi: int) -> Pending:
+    """Start every query of ticks [lo, hi): each field's alternatives and kube-state-metrics' pod
+    and node series as range queries, the rarely changing ones once at the window's end."""
+    t0, t1 = spec.start + lo * spec.step, spec.start + (hi - 1) * spec.step
+    ranges: dict[str, tuple[str, float, float, float]] = {}
+    for q in node_queries(b) + pod_queries(b):
+        for j, (_src, promql, _label) in enumerate(q.alternatives):
+            ranges[f"{q.name}#{j}"] = (promql, t0, t1, spec.step)
+    for name, promql in ksm_range_queries(b).items():
+        ranges[name] = (promql, t0, t1, spec.step)
+    window = _range_text(t1 - t0 + spec.step)
+    instants = {f"static:{name}": (promql, t1) for name, promql in ksm_static_queries(b, window).items()}
+    return client.submit(ranges, instants)
+
+
+def _window(results: Mapping[str, list[Series]], spec: PrometheusImport, b: Builder, nodes: list[str],
             writer: RecordingWriter, state: _ObjectState, used: dict[str, dict[str, set[str]]],
             lo: int, hi: int) -> int:
-    """Query, assemble and publish ticks [lo, hi); returns the number of gap rows."""
-    t0, t1 = spec.start + lo * spec.step, spec.start + (hi - 1) * spec.step
-    queries: dict[str, tuple[str, float, float, float]] = {}
+    """Assemble and publish ticks [lo, hi) from their query results; returns the number of gap rows."""
     series_q = node_queries(b) + pod_queries(b)
-    for q in series_q:
-        for j, (_src, promql, _label) in enumerate(q.alternatives):
-            queries[f"{q.name}#{j}"] = (promql, t0, t1, spec.step)
-    for name, promql in ksm_range_queries(b).items():
-        queries[name] = (promql, t0, t1, spec.step)
-    results = client.query_many(queries)
-    window = _range_text(t1 - t0 + spec.step)
-    static = {name: client.query(promql, t1) for name, promql in ksm_static_queries(b, window).items()}
+    static = {name.removeprefix("static:"): v for name, v in results.items() if name.startswith("static:")}
 
     frames: dict[str, pl.DataFrame] = {}
     for q in series_q:
@@ -322,20 +333,26 @@ def _pick_alternative(q: Query, results: Mapping[str, list[Series]], spec: Prome
 
 
 def _long(series: Sequence[Series], node_label: str, keys: Sequence[str], spec: PrometheusImport) -> pl.DataFrame:
-    cols: dict[str, list[Any]] = {"node": [], **{k: [] for k in keys}, "tick": [], "value": []}
-    for s in series:
-        node = s.labels.get(node_label, "")
-        labels = [s.labels.get(k, "") for k in keys]
-        for t, v in s.samples:
-            if v != v:  # NaN: no value
-                continue
-            cols["node"].append(node)
-            for k, lab in zip(keys, labels, strict=True):
-                cols[k].append(lab)
-            cols["tick"].append(round((t - spec.start) / spec.step))
-            cols["value"].append(v)
+    """Series → one row per sample: node, *keys, tick, value (NaN dropped), converted in bulk."""
     schema = {"node": pl.String, **{k: pl.String for k in keys}, "tick": pl.Int64, "value": pl.Float64}
-    return pl.DataFrame(cols, schema=schema)
+    if not series:
+        return pl.DataFrame(schema=schema)
+    labels = pl.DataFrame(
+        {"sid": range(len(series)), "node": [s.labels.get(node_label, "") for s in series],
+         **{k: [s.labels.get(k, "") for s in series] for k in keys}},
+        schema={"sid": pl.Int64, **{c: t for c, t in schema.items() if c not in ("tick", "value")}},
+    )
+    samples = pl.DataFrame(
+        {"sid": [i for i, s in enumerate(series) for _ in s.raw],
+         "t": [float(p[0]) for s in series for p in s.raw],
+         "v": [p[1] for s in series for p in s.raw]},
+        schema={"sid": pl.Int64, "t": pl.Float64, "v": pl.String},
+    )
+    out = samples.with_columns(
+        ((pl.col("t") - spec.start) / spec.step).round(0).cast(pl.Int64).alias("tick"),
+        pl.col("v").cast(pl.Float64, strict=False).alias("value"),
+    ).filter(pl.col("value").is_not_nan() & pl.col("value").is_not_null())
+    return out.join(labels, on="sid").select(list(schema))
 
 
 def _time_of(spec: PrometheusImport) -> pl.Expr:
@@ -458,9 +475,12 @@ def _pod_tables(frames: Mapping[str, pl.DataFrame], pods: Mapping[tuple[str, str
     def with_uid(df: pl.DataFrame) -> pl.DataFrame:
         df = df.join(uid_at, on=["namespace", "pod", "tick"], how="left").join(any_uid, on=["namespace", "pod"],
                                                                                 how="left")
-        fallback = pl.concat_str([pl.col("namespace"), pl.lit("/"), pl.col("pod")]).map_elements(
-            lambda k: _uid(*k.split("/", 1)), return_dtype=pl.String)
-        return df.with_columns(pl.coalesce("uid", "uid_any", fallback).alias("pod_uid"))
+        missing = df.filter(pl.col("uid").is_null() & pl.col("uid_any").is_null()).select(
+            "namespace", "pod").unique()
+        made = missing.with_columns(pl.Series("uid_made", [_uid(ns, name) for ns, name in missing.iter_rows()],
+                                              dtype=pl.String))
+        df = df.join(made, on=["namespace", "pod"], how="left")
+        return df.with_columns(pl.coalesce("uid", "uid_any", "uid_made").alias("pod_uid"))
 
     pod = with_uid(pod).sort(["node", "tick", "pod_uid"])
     pod = pod.with_columns(pl.int_range(pl.len()).over(["node", "tick"]).cast(pl.UInt32).alias("pod_index"))
@@ -538,6 +558,8 @@ class _ObjectState:
         info = _static_pods(static)
         for key, pod in sorted(pods.items()):
             ticks = present.get(key, set())
+            phases = phase.get((pod.namespace, pod.name), {})
+            reasons = reason.get((pod.namespace, pod.name), {})
             for tick in range(lo, hi):
                 at = start_us + tick * step_us
                 prev = self.pods.get(key)
@@ -546,8 +568,8 @@ class _ObjectState:
                         writer.observe("pod", prev[0], observed=at, node=pod.node, deleted=True)
                         self.pods[key] = (prev[0], (False,))
                     continue
-                ph = phase.get((pod.namespace, pod.name, tick), "Running")
-                rs = reason.get((pod.namespace, pod.name, tick))
+                ph = phases.get(tick, "Running")
+                rs = reasons.get(tick)
                 sig = (True, ph, rs, pod.node)
                 if prev is not None and prev[1] == sig:
                     continue
@@ -571,17 +593,21 @@ class _ObjectState:
 
 
 def _ticks(s: Series, spec: PrometheusImport) -> list[int]:
-    return [round((t - spec.start) / spec.step) for t, v in s.samples if v == v]
+    """The steps at which a series has a value."""
+    start, step = spec.start, spec.step
+    return [round((float(t) - start) / step) for t, v in s.raw if v != "NaN"]
 
 
-def _at_ticks(series: Sequence[Series], label: str, spec: PrometheusImport) -> dict[tuple[str, str, int], str]:
-    out: dict[tuple[str, str, int], str] = {}
+def _at_ticks(series: Sequence[Series], label: str, spec: PrometheusImport) -> dict[tuple[str, str], dict[int, str]]:
+    """(namespace, pod) → step → the label's value (a phase, a reason) at that step."""
+    out: dict[tuple[str, str], dict[int, str]] = {}
     for s in series:
         value = s.labels.get(label)
         if not value:
             continue
+        per = out.setdefault((s.labels.get("namespace", ""), s.labels.get("pod", "")), {})
         for tick in _ticks(s, spec):
-            out[(s.labels.get("namespace", ""), s.labels.get("pod", ""), tick)] = value
+            per[tick] = value
     return out
 
 

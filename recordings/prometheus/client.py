@@ -28,6 +28,7 @@ MAX_POINTS = 11_000
 """Prometheus' per-series limit on a range query's resolution (points = (end - start) / step + 1)."""
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+Pending = dict[str, list["Future[Any]"]]
 
 
 class PrometheusError(InputError):
@@ -36,10 +37,16 @@ class PrometheusError(InputError):
 
 @dataclass(frozen=True)
 class Series:
-    """One series of a query result: its labels and (time in seconds, value) samples in time order."""
+    """One series of a query result: its labels and the ``[time, "value"]`` pairs as the API sends
+    them (converted in bulk by the caller: per-sample Python floats were most of an import's CPU)."""
 
     labels: Mapping[str, str]
-    samples: Sequence[tuple[float, float]]
+    raw: Sequence[Sequence[Any]]
+
+    @property
+    def samples(self) -> list[tuple[float, float]]:
+        """(time in seconds, value) in time order."""
+        return [(float(t), float(v)) for t, v in self.raw]
 
 
 @dataclass
@@ -104,37 +111,39 @@ class PrometheusClient:
 
     # -- queries --------------------------------------------------------------------------
     def query_range(self, query: str, start: float, end: float, step: float) -> list[Series]:
-        """Every series of ``query`` evaluated at start, start + step, … ≤ end (seconds).
+        """Every series of ``query`` evaluated at start, start + step, … ≤ end (seconds)."""
+        return self.query_many({"q": (query, start, end, step)})["q"]
 
-        Split into consecutive sub-ranges of at most MAX_POINTS steps, run on the pool, and
-        stitched back per series (a series is identified by its whole label set).
-        """
-        spans = split_range(start, end, step)
-        futures = [self._pool.submit(self._range_once, query, a, b, step) for a, b in spans]
-        merged: dict[tuple[tuple[str, str], ...], list[tuple[float, float]]] = {}
-        labels: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
-        for fut in futures:
-            for s in _result(fut):
-                key = tuple(sorted(s.labels.items()))
-                labels.setdefault(key, s.labels)
-                merged.setdefault(key, []).extend(s.samples)
-        return [Series(labels[k], v) for k, v in merged.items()]
-
-    def query_many(self, queries: Mapping[str, tuple[str, float, float, float]]) -> dict[str, list[Series]]:
-        """Several range queries at once (name → (query, start, end, step)), bounded by the pool."""
-        futures = {
+    def submit(self, ranges: Mapping[str, tuple[str, float, float, float]],
+               instants: Mapping[str, tuple[str, float]] | None = None) -> Pending:
+        """Start range queries (name → (query, start, end, step)) and instant queries (name → (query,
+        time)) on the pool; :meth:`collect` waits for them. A range is split into consecutive
+        sub-ranges of at most MAX_POINTS steps, stitched back per series (its whole label set)."""
+        pending: Pending = {
             name: [self._pool.submit(self._range_once, q, a, b, step) for a, b in split_range(start, end, step)]
-            for name, (q, start, end, step) in queries.items()
+            for name, (q, start, end, step) in ranges.items()
         }
+        for name, (q, at) in (instants or {}).items():
+            pending[name] = [self._pool.submit(self.query, q, at)]
+        return pending
+
+    def collect(self, pending: Pending) -> dict[str, list[Series]]:
         out: dict[str, list[Series]] = {}
-        for name, futs in futures.items():
-            merged: dict[tuple[tuple[str, str], ...], tuple[Mapping[str, str], list[tuple[float, float]]]] = {}
+        for name, futs in pending.items():
+            if len(futs) == 1:
+                out[name] = _result(futs[0])
+                continue
+            merged: dict[tuple[tuple[str, str], ...], tuple[Mapping[str, str], list[Sequence[Any]]]] = {}
             for fut in futs:
                 for s in _result(fut):
                     key = tuple(sorted(s.labels.items()))
-                    merged.setdefault(key, (s.labels, []))[1].extend(s.samples)
-            out[name] = [Series(lab, samples) for lab, samples in merged.values()]
+                    merged.setdefault(key, (s.labels, []))[1].extend(s.raw)
+            out[name] = [Series(lab, raw) for lab, raw in merged.values()]
         return out
+
+    def query_many(self, queries: Mapping[str, tuple[str, float, float, float]]) -> dict[str, list[Series]]:
+        """Several range queries at once (name → (query, start, end, step)), bounded by the pool."""
+        return self.collect(self.submit(queries))
 
     def query(self, query: str, at: float) -> list[Series]:
         """An instant query at ``at`` (seconds); each series has one sample."""
@@ -294,10 +303,9 @@ def _parse(data: Any, query: str) -> list[Series]:
     for item in result:
         labels = item.get("metric") or {}
         if kind == "matrix":
-            samples = [(float(t), float(v)) for t, v in item.get("values") or ()]
+            samples = item.get("values") or []
         elif kind == "vector":
-            t, v = item["value"]
-            samples = [(float(t), float(v))]
+            samples = [item["value"]]
         else:
             raise PrometheusError(f"unexpected result type {kind!r}", source=_q(query))
         out.append(Series(labels, samples))
