@@ -25,8 +25,9 @@ OUT_OF_RANGE = 'strconv.ParseFloat: parsing "1e400": value out of range'
 
 
 def _evictlens(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "replay.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "replay.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
+    )
 
 
 def _one_line(res: subprocess.CompletedProcess[str]) -> str:
@@ -69,8 +70,9 @@ def test_replay_and_whatif_refuse_the_flag_in_one_line(rec: Path, command: str, 
 
 
 @pytest.mark.parametrize(("value", "expected"), [("NaN%", NAN), ("1e400%", OUT_OF_RANGE)], ids=["NaN", "1e400"])
-def test_a_config_file_with_the_value_is_refused_naming_the_file(rec: Path, tmp_path: Path, value: str,
-                                                                   expected: str) -> None:
+def test_a_config_file_with_the_value_is_refused_naming_the_file(
+    rec: Path, tmp_path: Path, value: str, expected: str
+) -> None:
     cfg = tmp_path / "kubelet.yaml"
     cfg.write_text(f'kind: KubeletConfiguration\nevictionHard:\n  nodefs.available: "{value}"\n')
     line = _one_line(_evictlens("replay", str(rec), "--config", str(cfg)))
@@ -78,10 +80,13 @@ def test_a_config_file_with_the_value_is_refused_naming_the_file(rec: Path, tmp_
 
 
 def test_a_nan_minimum_reclaim_is_refused() -> None:
-    line = _one_line(_evictlens("explain", "--sample", "kind-sidecars", "--eviction-minimum-reclaim",
-                                "memory.available=nan%"))
-    assert line.endswith("evictionMinimumReclaim[memory.available]: eviction percentage nan% is not a number; "
-                         "expected a number such as 10%")
+    line = _one_line(
+        _evictlens("explain", "--sample", "kind-sidecars", "--eviction-minimum-reclaim", "memory.available=nan%")
+    )
+    assert line.endswith(
+        "evictionMinimumReclaim[memory.available]: eviction percentage nan% is not a number; "
+        "expected a number such as 10%"
+    )
 
 
 def test_a_max_pod_grace_period_past_int32_is_refused_as_the_kubelet_does(rec: Path, tmp_path: Path) -> None:
@@ -91,5 +96,7 @@ def test_a_max_pod_grace_period_past_int32_is_refused_as_the_kubelet_does(rec: P
     cfg = tmp_path / "kubelet.yaml"
     cfg.write_text(f"kind: KubeletConfiguration\nevictionMaxPodGracePeriod: {big}\n")
     line = _one_line(_evictlens("whatif", str(rec), "--config", str(cfg)))
-    assert (f"evictionMaxPodGracePeriod: json: cannot unmarshal number {big} into Go struct field "
-            "KubeletConfiguration.evictionMaxPodGracePeriod of type int32") in line
+    assert (
+        f"evictionMaxPodGracePeriod: json: cannot unmarshal number {big} into Go struct field "
+        "KubeletConfiguration.evictionMaxPodGracePeriod of type int32"
+    ) in line

@@ -55,8 +55,9 @@ def imported(tmp_path: Path) -> Path:
         ("finalized", "yes", "expected true or false, got str"),
     ],
 )
-def test_info_names_a_manifest_field_of_the_wrong_type(imported: Path, field: str, value: object,
-                                                       expected: str) -> None:
+def test_info_names_a_manifest_field_of_the_wrong_type(
+    imported: Path, field: str, value: object, expected: str
+) -> None:
     manifest = imported / "manifest.json"
     doc = json.loads(manifest.read_text())
     doc[field] = value
@@ -78,12 +79,18 @@ def test_an_api_server_that_cannot_be_reached_is_exit_1_not_bad_input(tmp_path: 
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     kc = tmp_path / "kubeconfig"
-    kc.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "c", "cluster": {"server": f"https://127.0.0.1:{port}"}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
-    }))
+    kc.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "c",
+                "clusters": [{"name": "c", "cluster": {"server": f"https://127.0.0.1:{port}"}}],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+            }
+        )
+    )
     res = run_record(["--kubeconfig", str(kc), "-o", str(tmp_path / "rec"), "--interval", "1s", "--duration", "1s"])
     assert res.returncode == 1, res.stderr
     line = _one_line(res.stderr)

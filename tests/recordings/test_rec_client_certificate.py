@@ -77,8 +77,15 @@ def _kubeconfig(server: _MutualTLSServer, d: Path, user: dict[str, Any]) -> Path
         "apiVersion": "v1",
         "kind": "Config",
         "current-context": "c",
-        "clusters": [{"name": "c", "cluster": {"server": f"https://127.0.0.1:{server.server_address[1]}",
-                                               "certificate-authority": str(d / "ca.pem")}}],
+        "clusters": [
+            {
+                "name": "c",
+                "cluster": {
+                    "server": f"https://127.0.0.1:{server.server_address[1]}",
+                    "certificate-authority": str(d / "ca.pem"),
+                },
+            }
+        ],
         "users": [{"name": "u", "user": user}],
         "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
     }

@@ -22,8 +22,18 @@ INTERVAL = 2.0  # a tick's polls may take 1.8 s
 
 
 def _record(server: FakeServer, out: Path, *extra: str) -> list[str]:
-    return ["--kubeconfig", server.kubeconfig, "--context", "static", "-o", str(out), "--kubelet-direct",
-            "--interval", f"{INTERVAL:g}s", *extra]
+    return [
+        "--kubeconfig",
+        server.kubeconfig,
+        "--context",
+        "static",
+        "-o",
+        str(out),
+        "--kubelet-direct",
+        "--interval",
+        f"{INTERVAL:g}s",
+        *extra,
+    ]
 
 
 def _pod_nodes(out: Path) -> set[str]:
@@ -40,8 +50,11 @@ def _run_until(server: FakeServer, out: Path, ticks: int, *extra: str) -> str:
     """Record until ``ticks`` ticks are committed and every node's pods are in, then SIGTERM."""
     proc = start_record(_record(server, out, *extra))
     try:
-        wait_for(lambda: len({t for t, _n, _ok in tick_rows(out)}) >= ticks and len(_pod_nodes(out)) == 3,
-                 timeout=120, what=f"{ticks} ticks and the pods of every node")
+        wait_for(
+            lambda: len({t for t, _n, _ok in tick_rows(out)}) >= ticks and len(_pod_nodes(out)) == 3,
+            timeout=120,
+            what=f"{ticks} ticks and the pods of every node",
+        )
         proc.send_signal(signal.SIGTERM)
         _out, err = proc.communicate(timeout=60)
     finally:
@@ -51,8 +64,14 @@ def _run_until(server: FakeServer, out: Path, ticks: int, *extra: str) -> str:
 
 
 def _notes(out: Path) -> pl.DataFrame:
-    return (open_recording(out).scan_ticks().filter(pl.col("ok") & pl.col("error").is_not_null())
-            .select("tick", "node", "error").sort("tick", "node").collect())
+    return (
+        open_recording(out)
+        .scan_ticks()
+        .filter(pl.col("ok") & pl.col("error").is_not_null())
+        .select("tick", "node", "error")
+        .sort("tick", "node")
+        .collect()
+    )
 
 
 def test_kubelets_slower_than_half_the_interval_still_give_every_pod_list(server: FakeServer, tmp_path: Path) -> None:

@@ -12,8 +12,20 @@ from recordings.reader import open_recording
 
 def test_sighup_finishes_the_tick_and_finalizes_the_recording(server: FakeServer, tmp_path: Path) -> None:
     out = tmp_path / "rec"
-    proc = start_record(["--kubeconfig", server.kubeconfig, "--context", "static", "-o", str(out),
-                         "--interval", "1s", "--timeout", "2s"])
+    proc = start_record(
+        [
+            "--kubeconfig",
+            server.kubeconfig,
+            "--context",
+            "static",
+            "-o",
+            str(out),
+            "--interval",
+            "1s",
+            "--timeout",
+            "2s",
+        ]
+    )
     try:
         wait_for(lambda: committed_ticks(out) >= 2, what="two ticks")
         proc.send_signal(signal.SIGHUP)

@@ -92,8 +92,9 @@ def wait_for_screen(
             return
         left = deadline - time.monotonic()
         if left <= 0:
-            raise AssertionError(f"the screen did not show {list(shows)} without {list(hides)} in {timeout:.0f}s:\n"
-                                 f"{text}")
+            raise AssertionError(
+                f"the screen did not show {list(shows)} without {list(hides)} in {timeout:.0f}s:\n{text}"
+            )
         try:
             screen.feed(child.read_nonblocking(65536, timeout=min(1.0, left)))
         except pexpect.TIMEOUT:
