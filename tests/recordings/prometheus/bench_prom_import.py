@@ -62,8 +62,8 @@ def write_chunk(path: Path, lo: int, hi: int, nodes: int, pods: int) -> int:
         for p in range(pods):
             pod = {"namespace": "default", "pod": f"app-{n}-{p}"}
             uid = f"00000000-0000-0000-{n:04d}-{p:012d}"
-            add("container_memory_working_set_bytes", {**pod, "node": node, "container": "", "id": f"/kubepods/pod{uid}"},
-                n, p, kind=10)
+            add("container_memory_working_set_bytes",
+                {**pod, "node": node, "container": "", "id": f"/kubepods/pod{uid}"}, n, p, kind=10)
             add("kube_pod_info", {**pod, "node": node, "uid": uid, "priority_class": ""}, n, p, kind=30)
             add("kube_pod_owner", {**pod, "uid": uid, "owner_kind": "ReplicaSet", "owner_name": f"app-{n}",
                                    "owner_is_controller": "true"}, n, p, kind=30)
