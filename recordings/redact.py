@@ -134,6 +134,12 @@ def redact_pod(pod: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("initContainers", "containers", "ephemeralContainers"):
         if isinstance(spec.get(key), list):
             out_spec[key] = [_container(c) for c in spec[key]]
+    # the OS the pod demands: names a node's platform when no Node object was recorded (a Windows capture)
+    if isinstance(spec.get("os"), Mapping):
+        out_spec["os"] = _pick(spec["os"], ("name",))
+    selector = _mapping(spec.get("nodeSelector"))
+    if "kubernetes.io/os" in selector:
+        out_spec["nodeSelector"] = {"kubernetes.io/os": selector["kubernetes.io/os"]}
     if isinstance(spec.get("volumes"), list):
         out_spec["volumes"] = [_volume(v) for v in spec["volumes"]]
     out_status = _pick(status, ("phase", "reason", "message", "qosClass", "startTime", "resize"))

@@ -128,6 +128,23 @@ def _observation_rows(result: SyncResult, config: Sequence[Threshold]) -> tuple[
     return tuple(rows)
 
 
+def _other_node_notes(summary_node: str, node: Node | None, pods: Sequence[Pod] | None) -> list[str]:
+    """The node object or pods given beside a summary may be another node's: say so (the pass then mixes
+    two nodes' facts, or leaves those pods out)."""
+    out: list[str] = []
+    if not summary_node:
+        return out
+    if node is not None and node.name and node.name != summary_node:
+        out.append(f"the node object is {node.name}'s but the summary is {summary_node}'s: its version, OS, "
+                   "allocatable and conditions may not be this node's")
+    others = sorted({p.node_name for p in pods or () if p.node_name and p.node_name != summary_node})
+    if others:
+        count = sum(1 for p in pods or () if p.node_name in others)
+        out.append(f"{count} of the {len(pods or ())} pods given are bound to another node ({', '.join(others)}), "
+                   f"not {summary_node}: left out of this pass")
+    return out
+
+
 def explain(
     raw_summary: Any,
     summary_source: str,
@@ -139,12 +156,21 @@ def explain(
     feature_gates: Mapping[str, bool] | None = None,
     topology: FsTopology | None = None,
     now: datetime | None = None,
+    platform: tuple[str, str] | None = None,
 ) -> Explanation:
+    """``platform``: (OS, where it was read) when the caller knows more than ``node`` (settings.detect_platform
+    over the raw pods)."""
     summary = parse_summary(raw_summary, source=summary_source)
     notes: list[str] = []
     prof, version_note = resolve_profile(version, node, feature_gates)
     notes.extend(_wrapped_counters(raw_summary))
-    node_os = node.os if node is not None and node.os else "linux"
+    notes.extend(_other_node_notes(summary.node.node_name, node, pods))
+    if platform is None:
+        platform = (node.os, "from the node object") if node is not None and node.os else (
+            "linux", "assumed (no node object or pod names the OS)")
+    node_os = platform[0]
+    if platform[1] != "from the node object":
+        notes.append(f"platform {node_os} {platform[1]}")
     if node_os == "windows":
         notes.append("Windows node: memory.available comes from the windows-global-commit-memory system container "
                      "(commit charge), as in helpers_windows.go")

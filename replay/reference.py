@@ -75,7 +75,8 @@ class NodeRun:
 
     def __post_init__(self, ticks_given: list[TickInfo] | None, parsed_given: dict[int, Pod] | None) -> None:
         node_obj = _node_object(self.rec, self.node)
-        self.settings = resolve_node(self.request, self.node, node_obj, self.rec.configz(self.node))
+        self.settings = resolve_node(self.request, self.node, node_obj, self.rec.configz(self.node),
+                                     (v.decode() for v in self.pod_versions if not v.deleted))
         self.topology = self.request.topology or FsTopology()
         self.topology_source = "as given on the command line" if self.request.topology else ""
         self.ticks = self.rec.ticks(self.node) if ticks_given is None else ticks_given

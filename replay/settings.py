@@ -10,7 +10,7 @@ another node of the recording runs 1.32. Every field of the result says where it
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,15 +118,68 @@ def resolve_profile(
     return profile(DEFAULT_VERSION, feature_gates), f"default {DEFAULT_VERSION}; pass --kubelet-version to choose"
 
 
+OS_LABEL = "kubernetes.io/os"
+POD_OS_SCAN = 200
+"""Pod versions read for an OS hint when no node object names the OS (a Windows capture without its Node)."""
+
+
+def pod_os(pod: Mapping[str, Any]) -> str | None:
+    """The OS a pod demands: ``spec.os.name`` (PodOS, 1.25+), else ``nodeSelector[kubernetes.io/os]``."""
+    spec = pod.get("spec")
+    if not isinstance(spec, Mapping):
+        return None
+    os_field = spec.get("os")
+    if isinstance(os_field, Mapping) and isinstance(os_field.get("name"), str) and os_field["name"]:
+        return str(os_field["name"])
+    selector = spec.get("nodeSelector")
+    if isinstance(selector, Mapping) and isinstance(selector.get(OS_LABEL), str) and selector[OS_LABEL]:
+        return str(selector[OS_LABEL])
+    return None
+
+
+def detect_platform(node: Node | None, pods: Iterable[Mapping[str, Any]] = ()) -> tuple[str, str]:
+    """The node's OS and where it was read — the node object (``nodeInfo.operatingSystem``, else its
+    ``kubernetes.io/os`` label), else the OS its pods demand, else Linux *assumed*, which is said.
+
+    The platform picks the kubelet's defaults (eviction/defaults_windows.go: memory.available<500Mi,
+    nodefs.available<10%, imagefs.available<15%, no inode defaults) and the memory signal
+    (helpers_windows.go: the ``windows-global-commit-memory`` system container, PR #122922); a Windows
+    Summary has no inode fields and no ``rlimit``, so inode and PID thresholds never have an observation.
+    """
+    if node is not None and node.os:
+        return node.os, "from the node object"
+    seen: set[str] = set()
+    for i, pod in enumerate(pods):
+        if i >= POD_OS_SCAN:
+            break
+        found = pod_os(pod)
+        if found:
+            seen.add(found)
+    if len(seen) == 1:
+        (only,) = seen
+        return only, f"from its pods' {OS_LABEL} (no node object names the OS)"
+    if len(seen) > 1:
+        raise InputError(f"its pods demand different operating systems ({', '.join(sorted(seen))}) and no node "
+                         "object names the OS; record or import the Node object")
+    return "linux", "assumed (no node object or pod names the OS)"
+
+
 def resolve_node(
     request: SettingsRequest,
     node_name: str,
     node: Node | None,
     recorded_configz: Mapping[str, Any] | None,
+    pods: Iterable[Mapping[str, Any]] = (),
 ) -> NodeSettings:
-    """Version profile first (the node's own), then the baseline parsed with it, then the flags on top."""
+    """Version profile first (the node's own), then the baseline parsed with it, then the flags on top.
+    ``pods``: the node's pod objects, read for the OS only when no node object names it."""
     prof, version_source = resolve_profile(request.kubelet_version, node, request.feature_gates or None)
-    platform = node.os if node is not None and node.os else "linux"
+    try:
+        platform, platform_source = detect_platform(node, pods)
+    except InputError as err:
+        raise InputError(f"node {node_name}: {err.problem}") from None
+    if platform_source != "from the node object":
+        version_source += f"; platform {platform} {platform_source}"
     configured = _configured_gates(request, recorded_configz, prof)
     if configured:
         prof = profile(prof.version, {**configured, **request.feature_gates})

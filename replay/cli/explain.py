@@ -19,6 +19,7 @@ from replay.context import resolve_profile
 from replay.explain import SAMPLES, Explanation, explain
 from replay.inputs import load_document
 from replay.kubelet.api import parse_nodes, parse_pods
+from replay.settings import detect_platform
 
 
 def _sample_dir(name: str) -> Path:
@@ -55,15 +56,25 @@ def run_explain(args: argparse.Namespace) -> int:
         nodes = parse_nodes(load_document(args.node), source=args.node)
         node = nodes[0] if nodes else None
     config = config_from_args(args, resolve_profile(args.kubelet_version, node, gates)[0])
-    pods = parse_pods(load_document(args.pods), source=args.pods) if args.pods else None
+    raw_pods = load_document(args.pods) if args.pods else None
+    pods = parse_pods(raw_pods, source=args.pods) if args.pods else None
     topology = topology_from_args(args)
+    platform = detect_platform(node, _pod_items(raw_pods))
     explanation = explain(raw, args.summary, pods=pods, node=node, config=config, version=args.kubelet_version,
-                          feature_gates=gates, topology=topology)
+                          feature_gates=gates, topology=topology, platform=platform)
     if args.json:
         print(explanation_json(explanation))
     else:
         print_explanation(explanation)
     return 0
+
+
+def _pod_items(raw: Any) -> list[Any]:
+    """The pod objects of a PodList, a list or one Pod (for the OS hint)."""
+    if isinstance(raw, dict):
+        items = raw.get("items")
+        return list(items) if isinstance(items, list) else [raw]
+    return list(raw) if isinstance(raw, list) else []
 
 
 def _explain_recording(args: argparse.Namespace) -> Explanation:
