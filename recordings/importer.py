@@ -60,16 +60,42 @@ def _kind(body: Any, path: str) -> str:
         if kind in _ITEM_KINDS:
             return _ITEM_KINDS[kind]
         if kind == "List" and isinstance(body.get("items"), list):
-            kinds = {i.get("kind") for i in body["items"] if isinstance(i, dict)}
+            kinds = {i.get("kind") or _shape(i) for i in body["items"] if isinstance(i, dict)}
             if len(kinds) == 1 and (only := kinds.pop()) in _ITEM_KINDS:
                 return _ITEM_KINDS[only]
             if not body["items"]:
                 return "empty"
+        if kind is None:
+            if isinstance(body.get("items"), list) and body["items"]:
+                shapes = {_shape(i) if isinstance(i, dict) and not i.get("kind") else
+                          (i.get("kind") if isinstance(i, dict) else None) for i in body["items"]}
+                if len(shapes) == 1 and (only := shapes.pop()) in _ITEM_KINDS:
+                    return _ITEM_KINDS[only]
+            elif (shape := _shape(body)) is not None:
+                return _ITEM_KINDS[shape]
     raise RecordingError(
         "not a Summary API response, /configz response, or a Pod, Node or Event (list); "
         "expected JSON or YAML as printed by kubectl or the kubelet",
         source=path,
     )
+
+
+def _shape(obj: Mapping[str, Any]) -> str | None:
+    """The kind of an object saved without ``kind`` (OpenShift must-gather and insights archives), by shape:
+    a Pod has ``spec.containers``, a Node ``status.nodeInfo`` (or node-only spec fields), an Event an
+    ``involvedObject``. None when nothing matches."""
+    if not isinstance(obj.get("metadata"), dict):
+        return None
+    spec, status = obj.get("spec"), obj.get("status")
+    if isinstance(obj.get("involvedObject"), dict):
+        return "Event"
+    if isinstance(spec, dict) and isinstance(spec.get("containers"), list):
+        return "Pod"
+    if isinstance(status, dict) and isinstance(status.get("nodeInfo"), dict):
+        return "Node"
+    if isinstance(spec, dict) and any(k in spec for k in ("podCIDR", "podCIDRs", "providerID")):
+        return "Node"
+    return None
 
 
 def _items(doc: Document) -> Iterator[Mapping[str, Any]]:
