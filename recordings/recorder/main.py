@@ -370,8 +370,8 @@ class Recorder:
             body = await client.get_json("/version", deadline=time.monotonic() + self.opts.timeout * 3)
         except RequestFailed as exc:
             refused = exc.refused_certificate
-            if refused is None and not exc.tls and exc.status is None:  # a bare ReadError: TLS 1.3's late alert?
-                refused = await client.certificate_refusal()
+            if refused is None and not exc.tls and exc.status is None and self.transport is None:
+                refused = await client.certificate_refusal()  # a bare ReadError: TLS 1.3's late alert?
             if refused is not None:
                 raise CredentialError(refused, source=client.server) from None
             if exc.tls:
