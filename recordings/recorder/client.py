@@ -408,7 +408,8 @@ class KubeClient:
                 if cert:
                     ctx.load_cert_chain(*cert)
                 kkwargs["verify"] = ctx
-            klimits = httpx2.Limits(max_connections=opts.concurrency * 2, max_keepalive_connections=None)
+            # summaries, /pods (which may outlive a tick) and /configz each run up to --concurrency at once
+            klimits = httpx2.Limits(max_connections=opts.concurrency * 3, max_keepalive_connections=None)
             kubelet = httpx2.AsyncClient(**kkwargs, limits=klimits)
         server = str(single.cluster.server)
         return cls(api, kubelet, server, opts.kubelet_direct, opts.timeout, _kwargs=kwargs, auth=exec_auth,
