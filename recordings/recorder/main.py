@@ -160,7 +160,7 @@ class Recorder:
     def _start_pods_fetches(self, client: KubeClient, deadline: float) -> list[asyncio.Task[None]]:
         """Start a ``/pods`` fetch for every node that has none running; returns those running.
 
-        A fetch runs until the tick's deadline or, when that is sooner, for one ``--timeout``:
+        A fetch may run until the tick's deadline or for one ``--timeout``, whichever ends later:
         a kubelet slower than the interval still delivers its list, a tick or two late.
         """
         if self._pods_gate is None:
