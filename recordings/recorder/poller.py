@@ -67,8 +67,8 @@ async def poll_one(
             return PollResult(target.name, None, "node has no address in its status", _now())
         try:
             body = await client.get(target.url(endpoint, client.direct), kubelet=client.direct, deadline=deadline)
-        except RequestFailed as exc:
-            return PollResult(target.name, None, str(exc), _now())
+        except RequestFailed as exc:  # a refused client certificate says which one (a kubelet's own client CA)
+            return PollResult(target.name, None, exc.refused_certificate or str(exc), _now())
         return PollResult(target.name, body, None, _now())
 
 
