@@ -14,7 +14,7 @@ evictions with the same messages; with another version or threshold it shows the
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -79,8 +79,10 @@ def run_scenario(
     out: str | Path,
     *,
     feature_gates: Mapping[str, bool] | None = None,
+    kubelet_flags: Sequence[str] = (),
 ) -> ScenarioOutcome:
-    """Generate ``scenario`` closed-loop into a new recording at ``out``."""
+    """Generate ``scenario`` closed-loop into a new recording at ``out``; ``kubelet_flags``: the command-line
+    overrides the scenario was loaded with (recordings.scenarios.load_scenario), kept in the manifest."""
     root = Path(out)
     for template in scenario.pods:  # the port's own reading of each manifest, before any output exists
         try:
@@ -113,6 +115,8 @@ def run_scenario(
         "duration": format_duration(scenario.duration),
         "closed_loop": True,
     }
+    if kubelet_flags:
+        options["kubelet_flags"] = list(kubelet_flags)
     created = not root.exists()
     if not created and (not root.is_dir() or any(root.iterdir())):
         raise InputError("already exists and is not an empty directory; give a new directory for the recording",

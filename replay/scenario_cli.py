@@ -18,12 +18,28 @@ from recordings.errors import EXIT_OK, InputError
 HELP = "build a recording from a scenario file: node pressure reproduced without a cluster"
 
 
+EVICTION_FLAGS = ("eviction-hard", "eviction-soft", "eviction-soft-grace-period", "eviction-minimum-reclaim",
+                  "eviction-max-pod-grace-period", "eviction-pressure-transition-period")
+"""The kubelet flags ``scenario`` takes like ``replay``/``whatif``: each replaces its field in every node's kubelet."""
+
+
+def kubelet_flags(args: argparse.Namespace) -> list[str]:
+    """``--eviction-hard memory.available<500Mi`` → ``["--eviction-hard=memory.available<500Mi"]``."""
+    out = []
+    for name in EVICTION_FLAGS:
+        value = getattr(args, name.replace("-", "_"), None)
+        if value is not None:
+            out.append(f"--{name}={value}")
+    return out
+
+
 def _load(args: argparse.Namespace) -> Any:
     from recordings.scenarios import load_bundled, load_scenario
 
+    flags = kubelet_flags(args)
     if args.sample:
-        return load_bundled(args.sample, kubelet_version=args.kubelet_version)
-    return load_scenario(args.file, kubelet_version=args.kubelet_version)
+        return load_bundled(args.sample, kubelet_version=args.kubelet_version, kubelet_flags=flags)
+    return load_scenario(args.file, kubelet_version=args.kubelet_version, kubelet_flags=flags)
 
 
 def run_scenario_command(args: argparse.Namespace) -> int:
@@ -58,7 +74,7 @@ def run_scenario_command(args: argparse.Namespace) -> int:
     scenario = _load(args)
     from replay.scenario import run_scenario
 
-    outcome = run_scenario(scenario, args.output, feature_gates=gates)
+    outcome = run_scenario(scenario, args.output, feature_gates=gates, kubelet_flags=kubelet_flags(args))
     if args.json:
         print(outcome_json(outcome))
     else:
@@ -133,5 +149,16 @@ def add_scenario_parser(sub: SubParsers) -> None:
     p.add_argument("--kubelet-version", metavar="VERSION",
                    help="run every node as this kubelet version instead of the scenario's (e.g. 1.32)")
     p.add_argument("--feature-gates", metavar="GATES", help="extra kubelet feature gates, e.g. 'A=true,B=false'")
+    examples = {
+        "eviction-hard": "'memory.available<500Mi,nodefs.available<10%%'",
+        "eviction-soft": "'memory.available<1.5Gi'",
+        "eviction-soft-grace-period": "memory.available=30s",
+        "eviction-minimum-reclaim": "memory.available=200Mi",
+        "eviction-max-pod-grace-period": "30",
+        "eviction-pressure-transition-period": "30s",
+    }
+    for name in EVICTION_FLAGS:
+        p.add_argument(f"--{name}", metavar="VALUE",
+                       help=f"replaces its field in every node's kubelet, as the flag does, e.g. {examples[name]}")
     p.add_argument("--json", action="store_true", help="print the outcome as one JSON document")
     p.set_defaults(func=run_scenario_command)

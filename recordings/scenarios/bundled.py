@@ -6,6 +6,7 @@ so they work from a wheel as well as from a checkout.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib import resources
 
 from .errors import ScenarioError
@@ -28,9 +29,9 @@ def bundled_text(name: str) -> bytes:
     return files[name]
 
 
-def load_bundled(name: str, *, kubelet_version: str | None = None) -> Scenario:
+def load_bundled(name: str, *, kubelet_version: str | None = None, kubelet_flags: Sequence[str] = ()) -> Scenario:
     return parse_scenario(bundled_text(name), file=f"{name}.yaml (bundled)", base_dir=None,
-                          kubelet_version=kubelet_version)
+                          kubelet_version=kubelet_version, kubelet_flags=kubelet_flags)
 
 
 def list_bundled() -> list[tuple[str, str]]:

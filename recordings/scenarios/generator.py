@@ -387,7 +387,7 @@ class ScenarioRun:
 
 def _schedule(template: PodTemplate) -> list[_Container]:
     """When each container runs, relative to the pod's start: init containers one after another
-    (each for its ``runFor``, default 0), sidecars from their turn on, then the regular ones."""
+    (each for its ``runFor``, default 0), sidecars from their turn on, then the regular and ephemeral ones."""
     spec = template.manifest["spec"]
     out: list[_Container] = []
     offset = 0
@@ -400,7 +400,9 @@ def _schedule(template: PodTemplate) -> list[_Container]:
             run = usage.run_for or 0
             out.append(_Container(c["name"], offset, offset + run, usage))
             offset += run
-    for c in spec["containers"]:
+    # ephemeral (debug) containers are added to a running pod: they start with the regular containers (a later
+    # start is a curve that starts later) and count in the pod's stats like any container
+    for c in [*spec["containers"], *(spec.get("ephemeralContainers") or [])]:
         usage = template.containers.get(c["name"], ContainerUsage())
         out.append(_Container(c["name"], offset, None if usage.run_for is None else offset + usage.run_for, usage))
     return out

@@ -183,6 +183,9 @@ def _flags(doc: Located, path: YPath, flags: Any, config: dict[str, Any]) -> Non
         if not isinstance(flag, str) or "=" not in flag:
             raise doc.error(f"expected --NAME=VALUE, got {flag!r}", where)
         name, _, value = flag.lstrip("-").partition("=")
+        if name == "kubelet-arg":  # k3d/k3s: --kubelet-arg=eviction-hard=memory.available<1Gi[@agent:*]
+            name, _, value = value.lstrip("-").partition("=")
+            value = re.sub(r"@(server|agent|servers|agents|all|loadbalancer)(:[^@]*)?$", "", value)
         if name not in FLAGS:
             raise doc.error(f"unknown or unsupported kubelet flag --{name}; supported: "
                             f"{', '.join('--' + f for f in FLAGS)}", where)

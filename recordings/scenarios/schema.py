@@ -22,7 +22,7 @@ import yaml
 from ..summary_codec import parse_time
 from .curves import Constant, Curve, parse_curve
 from .errors import ScenarioError
-from .kubelet import KubeletSettings, parse_kubelet
+from .kubelet import FLAGS, KubeletSettings, parse_kubelet
 from .units import SECOND, parse_amount, parse_duration
 from .yamlpos import Located, dotted, load_yaml
 from .yamlpos import Path as YPath
@@ -149,43 +149,76 @@ class Scenario:
         return next(n for n in self.nodes if n.name == name)
 
 
-def load_scenario(path: str | Path, *, kubelet_version: str | None = None) -> Scenario:
+def load_scenario(path: str | Path, *, kubelet_version: str | None = None,
+                  kubelet_flags: Sequence[str] = ()) -> Scenario:
     """Read and check a scenario file; :class:`ScenarioError` (one line) if anything is wrong.
 
-    ``kubelet_version`` replaces every node's kubelet version (defaults follow the new version)."""
+    ``kubelet_version`` replaces every node's kubelet version (defaults follow the new version);
+    ``kubelet_flags`` (``--eviction-hard=…``) replace the fields they set in every node's kubelet, as a
+    command-line flag replaces its config-file field."""
     p = Path(path)
     try:
         data = p.read_bytes()
     except OSError as exc:
         raise ScenarioError(f"cannot read scenario ({exc.strerror})", source=str(path)) from None
-    return parse_scenario(data, file=str(path), base_dir=p.resolve().parent, kubelet_version=kubelet_version)
+    return parse_scenario(data, file=str(path), base_dir=p.resolve().parent, kubelet_version=kubelet_version,
+                          kubelet_flags=kubelet_flags)
 
 
-def parse_scenario(data: bytes, *, file: str, base_dir: Path | None, kubelet_version: str | None = None) -> Scenario:
+def parse_scenario(data: bytes, *, file: str, base_dir: Path | None, kubelet_version: str | None = None,
+                   kubelet_flags: Sequence[str] = ()) -> Scenario:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ScenarioError("not UTF-8 text", source=file) from None
     doc = load_yaml(text, file)
     digest = "sha256:" + hashlib.sha256(data).hexdigest()
-    return _Loader(doc, base_dir, digest, kubelet_version).scenario()
+    return _Loader(doc, base_dir, digest, kubelet_version, tuple(kubelet_flags)).scenario()
+
+
+def _flag_key(flag: Any) -> str | None:
+    """The KubeletConfiguration field a ``--name=value`` flag sets (k3d's ``--kubelet-arg=`` form too)."""
+    if not isinstance(flag, str):
+        return None
+    name, _, value = flag.lstrip("-").partition("=")
+    if name == "kubelet-arg":
+        name = value.lstrip("-").partition("=")[0]
+    return FLAGS[name][0] if name in FLAGS else None
 
 
 class _Loader:
-    def __init__(self, doc: Located, base_dir: Path | None, digest: str, kubelet_version: str | None) -> None:
+    def __init__(self, doc: Located, base_dir: Path | None, digest: str, kubelet_version: str | None,
+                 kubelet_flags: tuple[str, ...] = ()) -> None:
         self.doc = doc
         self.base_dir = base_dir
         self.digest = digest
         self.kubelet_version = kubelet_version
+        self.kubelet_flags = kubelet_flags
 
     def kubelet(self, body: Any, path: YPath) -> KubeletSettings:
         if self.kubelet_version is not None and isinstance(body, Mapping):
             body = {**body, "version": self.kubelet_version}
+        kept = 0
+        if self.kubelet_flags and isinstance(body, Mapping):
+            replaced = {_flag_key(f) for f in self.kubelet_flags} - {None}
+            config = body.get("config")
+            flags = body.get("flags")
+            kept_flags = [f for f in flags if _flag_key(f) not in replaced] if isinstance(flags, list) else []
+            kept = len(kept_flags)
+            body = {**body, "flags": [*kept_flags, *self.kubelet_flags]}
+            if isinstance(config, Mapping):
+                body["config"] = {k: v for k, v in config.items() if k not in replaced}
         try:
             return parse_kubelet(self.doc, path, body)
         except ScenarioError as err:
             if self.kubelet_version is not None and err.field == dotted((*path, "version")):
                 raise ScenarioError(err.problem, source="--kubelet-version") from None
+            for i, flag in enumerate(self.kubelet_flags):
+                key = _flag_key(flag)
+                at_flag = err.field == dotted((*path, "flags", kept + i))
+                in_field = key is not None and (err.field or "").startswith(dotted((*path, "config", key)))
+                if at_flag or in_field:
+                    raise ScenarioError(err.problem, source=flag.partition("=")[0]) from None
             raise
 
     def err(self, problem: str, path: YPath, *, key: bool = False) -> ScenarioError:
@@ -431,7 +464,7 @@ class _Loader:
         containers = spec.get("containers")
         if not isinstance(containers, list) or not containers:
             raise self.err("a Pod needs at least one container", (*path, "spec"))
-        for key in ("containers", "initContainers"):
+        for key in ("containers", "initContainers", "ephemeralContainers"):
             for i, c in enumerate(spec.get(key) or []):
                 if not isinstance(c, Mapping) or not isinstance(c.get("name"), str):
                     raise self.err("a container needs a name", (*path, "spec", key, i))
@@ -455,7 +488,8 @@ class _Loader:
         if not isinstance(raw, Mapping):
             raise self.err("expected a map of container name to its usage", path)
         spec = pod["spec"]
-        names = [c["name"] for c in [*(spec.get("initContainers") or []), *spec["containers"]]]
+        names = [c["name"] for c in [*(spec.get("initContainers") or []), *spec["containers"],
+                                      *(spec.get("ephemeralContainers") or [])]]
         out = {}
         for cname, body in raw.items():
             where = (*path, cname)
