@@ -240,6 +240,12 @@ def _write(client: PrometheusClient, spec: PrometheusImport, b: Builder, nodes: 
             pending = ahead
     report("importing", len(windows), len(windows))
     state.finish(writer)
+    if not state.pods:
+        notes.add("no kube_pod_info series (kube-state-metrics) for these nodes: no pod objects, so replay has no "
+                  "pods to rank or evict")
+    if not state.nodes:
+        notes.add("no kube_node_info series (kube-state-metrics): no node objects (capacity, allocatable, "
+                  "conditions, kubelet version)")
     _source_notes(notes, used, nodes, b)
     if gaps:
         notes.add(f"{gaps} node-steps had no node-level sample (scrape failures or staleness gaps): recorded as gaps")
