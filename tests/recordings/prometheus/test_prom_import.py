@@ -180,9 +180,11 @@ def test_unreachable_server_is_one_line(tmp_path: Path) -> None:
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     statuses: ClassVar[list[int]] = []
+    seen: ClassVar[list[dict[str, str]]] = []
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.seen.append(dict(self.headers.items()))
         status = self.statuses.pop(0) if self.statuses else 200
         body = b'{"status":"success","data":{"resultType":"vector","result":[]}}' if status == 200 else b"{}"
         self.send_response(status)
@@ -197,7 +199,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def fake() -> Iterator[tuple[str, type[_Handler]]]:
-    handler = type("H", (_Handler,), {"statuses": []})
+    handler = type("H", (_Handler,), {"statuses": [], "seen": []})
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
@@ -289,3 +291,27 @@ def test_ctrl_c_during_the_import_leaves_nothing(tmp_path: Path) -> None:
     assert proc.returncode == 130, stderr
     assert stderr.strip().endswith("interrupted"), stderr
     assert not out.exists()
+
+
+def test_credentials_and_headers_reach_the_server(fake: tuple[str, type[_Handler]], tmp_path: Path) -> None:
+    url, handler = fake
+    with PrometheusClient(ClientOptions(url=url, bearer_token="t0ken", headers={"X-Scope-OrgID": "tenant-1"})) as c:
+        c.query("up", 1700000000)
+    with PrometheusClient(ClientOptions(url=url, basic_auth=("alice", "pw"))) as c:
+        c.query("up", 1700000000)
+    assert handler.seen[0]["Authorization"] == "Bearer t0ken"
+    assert handler.seen[0]["X-Scope-OrgID"] == "tenant-1"
+    assert handler.seen[1]["Authorization"].startswith("Basic ")
+
+
+@needs_server
+def test_the_manifest_keeps_no_credentials(memory_case: Loaded, tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    token.write_text("s3cret-token\n")
+    url = memory_case.url.replace("http://", "http://alice:pa55word@")
+    done = _run("import", "--prometheus", url, "--from", f"{memory_case.start}", "--to", f"{memory_case.end}",
+                "--bearer-token-file", str(token), "--header", "X-Scope-OrgID: tenant-1", "-o", str(tmp_path / "imp"))
+    assert done.returncode == 0, done.stderr
+    text = b"".join(f.read_bytes() for f in (tmp_path / "imp").rglob("*") if f.is_file())
+    assert b"pa55word" not in text and b"s3cret-token" not in text and b"tenant-1" not in text
+    assert "pa55word" not in done.stdout + done.stderr
