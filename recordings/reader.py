@@ -292,6 +292,16 @@ class Recording:
     def nodes(self) -> list[str]:
         return sorted(self._table("ticks")["node"].unique().drop_nulls().to_list())
 
+    def unfresh_pods(self) -> dict[str, tuple[int, int]]:
+        """Per node, how many of its ticks with data had a stale pod list and how many had none yet (the
+        recorder's notes on ``ok`` ticks under ``--kubelet-direct``, FORMAT.md §4)."""
+        from recordings.recorder import PODS_MISSING, PODS_STALE
+
+        ticks = self._table("ticks").filter(pl.col("ok") & pl.col("error").is_not_null())
+        counts = ticks.group_by("node").agg(pl.col("error").str.starts_with(PODS_STALE).sum().alias("stale"),
+                                            pl.col("error").str.starts_with(PODS_MISSING).sum().alias("missing"))
+        return {str(r[0]): (int(r[1]), int(r[2])) for r in counts.iter_rows() if r[1] or r[2]}
+
     def ok_ticks(self, nodes: Iterable[str]) -> int:
         """How many ticks of these nodes hold data (a replay's passes)."""
         ticks = self._table("ticks")
@@ -372,6 +382,16 @@ class Recording:
         refused = pl.col("message").fill_null("").str.starts_with(ADMISSION_REJECTION_PREFIX)
         rows = self._table("evictions").sort("observed")
         return rows.filter(refused if admission else ~refused).to_dicts()
+
+    def eviction_counts(self) -> dict[str, int]:
+        """Pods evicted and pods refused at admission, each once: a real eviction leaves two rows, the
+        Evicted Event and the pod's Failed status (``count_rows`` counts rows)."""
+        def pods(rows: list[dict[str, Any]]) -> int:
+            uids = {(r.get("namespace"), r.get("name")): r["uid"] for r in rows if r.get("uid")}
+            return len({r.get("uid") or uids.get((r.get("namespace"), r.get("name"))) or
+                        f"{r.get('namespace')}/{r.get('name')}" for r in rows})
+
+        return {"evictions": pods(self.evictions()), "admission_rejections": pods(self.evictions(admission=True))}
 
     # -- counts ---------------------------------------------------------------------------
     def count_rows(self) -> dict[str, int]:

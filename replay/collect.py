@@ -384,6 +384,13 @@ class ResultBuilder:
             ))
         settings = {**self.request.describe(), "digest": settings_digest([p.settings for p in self._partials])}
         extra = [*getattr(rec, "notes", [])]
+        unfresh = rec.unfresh_pods()
+        for p in self._partials:
+            stale, missing = unfresh.get(p.node, (0, 0))
+            if stale or missing:
+                extra.append(f"{p.node}: the recorder had no fresh pod list at {stale + missing} of its passes "
+                             f"({stale} stale, {missing} missing): the pods in force there are the last ones listed, "
+                             "so a pod started or gone since may be missing from, or still in, the ranking")
         if rec.manifest.source == "scenario":
             extra.append("a scenario recording: its 'real' evictions are those the scenario's own kubelet made in the "
                          "closed loop that generated it (evicted pods stop using anything from then on)")

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from recordings.cli_edge import OneLineParser, SubParsers, add_debug_argument, run_command
-from recordings.errors import EXIT_FINDING, EXIT_OK
+from recordings.errors import EXIT_FINDING, EXIT_OK, EXIT_STATUS_HELP
 
 
 def _cmd_conformance(args: argparse.Namespace) -> int:
@@ -178,8 +178,7 @@ def build_parser(argv: Sequence[str] | None = None, *, prog: str = "evictlens") 
         prog=prog,
         description="Why was my pod evicted? Replay the kubelet's node-pressure eviction manager offline. "
         f"Example: {prog} explain --sample kind-sidecars",
-        epilog=f"Run '{prog} COMMAND --help' for a command's options. Exit status: 0 done, 1 a finding "
-        "(e.g. conformance failures) or an unexpected error, 2 bad input.",
+        epilog=f"Run '{prog} COMMAND --help' for a command's options. {EXIT_STATUS_HELP}",
     )
     parser.add_argument("--version", action=_VersionAction)
     add_debug_argument(parser)
