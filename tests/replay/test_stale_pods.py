@@ -6,6 +6,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from recbuild import T0, micros, node_object, pods, summary_at
+
 from recordings import format as fmt
 from recordings.reader import open_recording
 from recordings.recorder import PODS_MISSING, PODS_STALE
