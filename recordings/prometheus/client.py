@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import queue
 import random
+import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -79,18 +80,18 @@ class PrometheusClient:
         headers = dict(options.headers)
         if options.bearer_token:
             headers["Authorization"] = f"Bearer {options.bearer_token}"
-        verify: Any = False if options.insecure else (options.ca_file or True)
         try:
-            self._http = httpx2.Client(
-                headers=headers,
-                auth=options.basic_auth,
-                cert=options.client_cert,
-                verify=verify,
-                timeout=options.timeout,
-                limits=httpx2.Limits(max_connections=max(1, options.concurrency)),
-            )
-        except (OSError, ValueError) as exc:  # unreadable CA or client certificate
-            raise InputError(f"cannot set up TLS ({' '.join(str(exc).split())})", source="--prometheus") from None
+            tls = _tls_context(options)
+        except (OSError, ssl.SSLError) as exc:  # unreadable CA bundle or client certificate
+            raise InputError(f"cannot set up TLS ({' '.join(str(exc).split())})",
+                             source="--ca-file/--client-cert") from None
+        self._http = httpx2.Client(
+            headers=headers,
+            auth=options.basic_auth,
+            verify=tls,
+            timeout=options.timeout,
+            limits=httpx2.Limits(max_connections=max(1, options.concurrency)),
+        )
         self._pool = _DaemonPool(max(1, options.concurrency))
         self._lock = threading.Lock()
         self.requests = 0
@@ -201,6 +202,17 @@ class PrometheusClient:
                 raise PrometheusError(f"{problem}{tries}", source=_q(query))
             delay = self.options.backoff * (2 ** (attempt - 1))
             self._sleep(delay * (0.5 + random.random() / 2))
+
+
+def _tls_context(options: ClientOptions) -> ssl.SSLContext:
+    """The system's trust (or ``--ca-file``), the client certificate if any, or no verification."""
+    ctx = ssl.create_default_context(cafile=options.ca_file) if options.ca_file else ssl.create_default_context()
+    if options.insecure:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    if options.client_cert:
+        ctx.load_cert_chain(*options.client_cert)
+    return ctx
 
 
 def _result(fut: Future[Any]) -> Any:

@@ -11,6 +11,7 @@ import contextlib
 import http.server
 import itertools
 import signal
+import ssl
 import subprocess
 import sys
 import threading
@@ -315,3 +316,40 @@ def test_the_manifest_keeps_no_credentials(memory_case: Loaded, tmp_path: Path) 
     text = b"".join(f.read_bytes() for f in (tmp_path / "imp").rglob("*") if f.is_file())
     assert b"pa55word" not in text and b"s3cret-token" not in text and b"tenant-1" not in text
     assert "pa55word" not in done.stdout + done.stderr
+
+
+def test_custom_ca_and_client_certificate(tmp_path: Path) -> None:
+    """TLS like a Grafana data source: the server's CA from --ca-file, a client certificate it requires."""
+    trustme = pytest.importorskip("trustme")
+    ca = trustme.CA()
+    server_cert = ca.issue_cert("127.0.0.1")
+    client_cert = ca.issue_cert("evictlens-client")
+    ca_file, client_file = tmp_path / "ca.pem", tmp_path / "client.pem"
+    ca.cert_pem.write_to_path(str(ca_file))
+    client_cert.private_key_and_cert_chain_pem.write_to_path(str(client_file))
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_cert.configure_cert(ctx)
+    ca.configure_trust(ctx)
+    ctx.verify_mode = ssl.CERT_REQUIRED
+    handler = type("H", (_Handler,), {"statuses": [], "seen": []})
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    url = f"https://127.0.0.1:{srv.server_address[1]}"
+    try:
+        with PrometheusClient(ClientOptions(url=url, ca_file=str(ca_file), retries=0,
+                                            client_cert=(str(client_file), str(client_file)))) as c:
+            assert c.query("up", 1700000000) == []
+        with PrometheusClient(ClientOptions(url=url, retries=0)) as c, \
+                pytest.raises(PrometheusError, match=r"query up: cannot reach https://127\.0\.0\.1:\d+ \(.*CERTIF"):
+            c.query("up", 1700000000)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_an_unreadable_ca_file_is_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "imp"
+    done = _run("import", "--prometheus", "https://127.0.0.1:9", "--from", "1700000000", "--to", "1700000600",
+                "--ca-file", str(tmp_path / "missing.pem"), "-o", str(out))
+    _fails_in_one_line(done, out, "cannot set up TLS")
