@@ -149,6 +149,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         if differ and args.verify:
             raise RecordingError(f"counts do not match: {'; '.join(differ)}", source=str(rec.root / fmt_manifest))
         notes += [f"counts do not match: {d}" for d in differ]
+    counts = {**counts, "eviction_records": counts.get("evictions", 0), **rec.eviction_counts()}  # pods, not rows
     if verified is not None and m.schema_version < 2:
         notes.append("schema v1 has no checksums: --verify decoded every file instead")
     first, last = rec.time_range()

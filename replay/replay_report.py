@@ -5,6 +5,7 @@ Values stay integers in the model; this is the only place they become text.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from rich.console import Console
@@ -58,6 +59,20 @@ def marked_diff(old: str, new: str) -> Text:
     return out
 
 
+def in_force(thresholds: Sequence[ThresholdSetting]) -> list[ThresholdSetting]:
+    """The thresholds that can be met, each once: UpdateContainerFsThresholds (helpers.go) adds hard and soft
+    ``containerfs.*`` copies even of a nodefs/imagefs threshold nobody configured — all zero, no operator, never
+    met — and those read as ``containerfs.available<0% (hard)`` twice; they stay in the results, not here."""
+    seen: set[str] = set()
+    out = []
+    for t in thresholds:
+        text = fmt_threshold(t)
+        if t.operator and text not in seen:
+            seen.add(text)
+            out.append(t)
+    return out
+
+
 def _settings_table(n: NodeResult) -> Table:
     table = Table(title=f"effective settings of {n.node}", title_justify="left", show_header=True, box=None)
     table.add_column("setting", no_wrap=True)
@@ -70,7 +85,7 @@ def _settings_table(n: NodeResult) -> Table:
         fields += ["evictionSoft", "evictionSoftGracePeriod"]
     if any(t.min_reclaim_quantity or t.min_reclaim_percentage for t in n.thresholds):
         fields.append("evictionMinimumReclaim")
-    table.add_row("thresholds", "\n".join(fmt_threshold(t) for t in n.thresholds) or "none",
+    table.add_row("thresholds", "\n".join(fmt_threshold(t) for t in in_force(n.thresholds)) or "none",
                   "\n".join(f"{f}: {src[f]}" for f in fields if src.get(f)))
     table.add_row("pressure transition period", format_duration(n.pressure_transition_period_ns),
                   src.get("evictionPressureTransitionPeriod", ""))

@@ -11,6 +11,8 @@ from rich.text import Text
 
 from recordings.console import make_console, print_table
 from replay.explain import Explanation, ObservationRow
+from replay.impact import owner_impact
+from replay.kubelet.api import Pod
 from replay.kubelet.duration import format_duration
 from replay.kubelet.manager import SyncResult
 from replay.kubelet.quantity import Quantity
@@ -75,6 +77,14 @@ def _ranking_table(title: str, facts: tuple[RankFacts, ...], evicted: str | None
     return table
 
 
+def eviction_impact(pod: Pod) -> tuple[bool | None, str]:
+    """Whether the evicted pod comes back, and why — the impact line a replay prints (replay.impact)."""
+    if not pod.owner_kinds:
+        return owner_impact(None, None)
+    names = pod.owner_names or ("",) * len(pod.owner_kinds)
+    return owner_impact(pod.owner_kinds[0], names[0] or None)
+
+
 def _verdict(console: Console, result: SyncResult, heading: str) -> None:
     console.print(f"[bold]{heading}[/bold]")
     if result.error:
@@ -99,6 +109,8 @@ def _verdict(console: Console, result: SyncResult, heading: str) -> None:
             console.print("  annotations:")
             for key, value in eviction.annotations.items():
                 console.print(Text(f"    {key}: {value!r}"))
+        comes_back, impact = eviction_impact(pod)
+        console.print(Text.assemble("  impact: ", (impact, "" if comes_back else "bold red")))
     if result.critical_skipped:
         console.print(f"  critical pods ranked before it but never evicted: {', '.join(result.critical_skipped)}")
 
@@ -191,6 +203,7 @@ def _result_json(result: SyncResult, ranking: tuple[RankFacts, ...]) -> dict[str
                 "annotations": dict(e.annotations),
                 "grace_period_override": e.grace_period_override,
                 "pod_status": e.pod_status,
+                "impact": eviction_impact(e.pod)[1],
             }
             for e in result.evictions
         ],
