@@ -32,7 +32,7 @@ from ..summary_codec import format_time
 from ..writer import RecordingWriter
 from .client import ClientOptions, Pending, PrometheusClient, PrometheusError, Series
 from .labels import Conventions
-from .queries import Builder, Query, ksm_range_queries, ksm_static_queries, node_queries, pod_queries
+from .queries import Builder, Query, ksm_range_queries, ksm_static_queries, node_queries, pod_queries, time_queries
 
 Progress = Callable[[str, int, int], None]
 SECOND_US = 1_000_000
@@ -277,7 +277,7 @@ def _submit(client: PrometheusClient, spec: PrometheusImport, b: Builder, lo: in
     and node series as range queries, the rarely changing ones once at the window's end."""
     t0, t1 = spec.start + lo * spec.step, spec.start + (hi - 1) * spec.step
     ranges: dict[str, tuple[str, float, float, float]] = {}
-    for q in node_queries(b) + pod_queries(b):
+    for q in node_queries(b) + pod_queries(b) + time_queries(b):
         for j, (_src, promql, _label) in enumerate(q.alternatives):
             ranges[f"{q.name}#{j}"] = (promql, t0, t1, spec.step)
     for name, promql in ksm_range_queries(b).items():
@@ -291,7 +291,7 @@ def _window(results: Mapping[str, list[Series]], spec: PrometheusImport, b: Buil
             writer: RecordingWriter, state: _ObjectState, used: dict[str, dict[str, set[str]]],
             lo: int, hi: int) -> int:
     """Assemble and publish ticks [lo, hi) from their query results; returns the number of gap rows."""
-    series_q = node_queries(b) + pod_queries(b)
+    series_q = node_queries(b) + pod_queries(b) + time_queries(b)
     static = {name.removeprefix("static:"): v for name, v in results.items() if name.startswith("static:")}
 
     frames: dict[str, pl.DataFrame] = {}
@@ -376,16 +376,18 @@ def _value(frames: Mapping[str, pl.DataFrame], name: str) -> pl.DataFrame:
 
 def _node_table(grid: pl.DataFrame, frames: Mapping[str, pl.DataFrame], spec: PrometheusImport) -> pl.DataFrame:
     names = ["node_ws", "mem_capacity", "pods_ws", "pods_limit", "fs_avail", "fs_size", "fs_ffree", "fs_files",
-             "imagefs_avail", "imagefs_size", "imagefs_ffree", "imagefs_files", "pid_max", "threads_max", "curproc"]
+             "imagefs_avail", "imagefs_size", "imagefs_ffree", "imagefs_files", "pid_max", "threads_max", "curproc",
+             "ts_mem", "ts_fs", "ts_imagefs", "ts_rlimit"]
     df = grid
     for n in names:
         df = df.join(_value(frames, n), on=["node", "tick"], how="left")
     # imageFs on the nodefs device unless a separate mount has data (the kubelet's imageFs is then the
     # same filesystem); containerFs = imageFs (no KEP-4191 split is visible in Prometheus).
-    own_image = pl.col("imagefs_avail").is_not_null() & pl.col("imagefs_size").is_not_null()
-    for f in ("avail", "size", "ffree", "files"):
-        df = df.with_columns(pl.when(own_image).then(pl.col(f"imagefs_{f}")).otherwise(pl.col(f"fs_{f}"))
-                             .alias(f"imagefs_{f}"))
+    own_image = (pl.col("imagefs_avail").is_not_null() & pl.col("imagefs_size").is_not_null())
+    df = df.with_columns(
+        [pl.when(own_image).then(pl.col(f"imagefs_{f}")).otherwise(pl.col(f"fs_{f}")).alias(f"imagefs_{f}")
+         for f in ("avail", "size", "ffree", "files")]
+        + [pl.when(own_image).then(pl.col("ts_imagefs")).otherwise(pl.col("ts_fs")).alias("ts_imagefs")])
     mem = pl.col("node_ws").is_not_null() & pl.col("mem_capacity").is_not_null()
     fs = (pl.col("fs_avail").is_not_null() & pl.col("fs_size").is_not_null()) | (
         pl.col("fs_ffree").is_not_null() & pl.col("fs_files").is_not_null())
@@ -402,17 +404,17 @@ def _node_table(grid: pl.DataFrame, frames: Mapping[str, pl.DataFrame], spec: Pr
     cols = [
         pl.col("tick").cast(pl.UInt32), pl.col("node"), at.alias("scraped"), present.alias("present"),
         pl.col("node").alias("node_name"),
-        pl.when(mem).then(at).alias("memory_time"),
+        pl.when(mem).then(_sampled("ts_mem", at)).alias("memory_time"),
         pl.when(mem).then((_u64("mem_capacity").cast(pl.Int64) - _u64("node_ws").cast(pl.Int64)).clip(0)
                           .cast(pl.UInt64)).alias("memory_available_bytes"),
         pl.when(mem).then(_u64("node_ws")).alias("memory_working_set_bytes"),
-        pl.when(rl).then(at).alias("rlimit_time"),
+        pl.when(rl).then(_sampled("ts_rlimit", at)).alias("rlimit_time"),
         pl.when(rl).then(maxpid.round(0).cast(pl.Int64)).alias("rlimit_maxpid"),
         pl.when(rl).then(pl.col("curproc").round(0).cast(pl.Int64)).alias("rlimit_curproc"),
     ]
     for prefix, src, present_expr in (("fs", "fs", fs), ("imagefs", "imagefs", img), ("containerfs", "imagefs", img)):
         cols += [
-            pl.when(present_expr).then(at).alias(f"{prefix}_time"),
+            pl.when(present_expr).then(_sampled(f"ts_{src}", at)).alias(f"{prefix}_time"),
             _u64(f"{src}_avail").alias(f"{prefix}_available_bytes"),
             _u64(f"{src}_size").alias(f"{prefix}_capacity_bytes"),
             _u64(f"{src}_ffree").alias(f"{prefix}_inodes_free"),
@@ -423,14 +425,21 @@ def _node_table(grid: pl.DataFrame, frames: Mapping[str, pl.DataFrame], spec: Pr
     return df.select(cols)
 
 
+def _sampled(column: str, tick_time: pl.Expr) -> pl.Expr:
+    """The scrape's time in whole seconds (the Summary API's precision), else the step's."""
+    return pl.coalesce((pl.col(column).floor() * SECOND_US).cast(pl.Int64), tick_time)
+
+
 def _system_table(frames: Mapping[str, pl.DataFrame], spec: PrometheusImport, ok: pl.DataFrame) -> pl.DataFrame:
     """The ``pods`` system container (kubepods cgroup): allocatableMemory.available."""
     df = ok.join(_value(frames, "pods_ws"), on=["node", "tick"]).join(
-        _value(frames, "pods_limit"), on=["node", "tick"])
+        _value(frames, "pods_limit"), on=["node", "tick"]).join(_value(frames, "ts_pods"), on=["node", "tick"],
+                                                                 how="left")
     at = _time_of(spec)
     return df.select(
         pl.col("tick").cast(pl.UInt32), "node", pl.lit(0, pl.UInt32).alias("container"),
-        pl.lit(3, pl.UInt32).alias("present"), pl.lit("pods").alias("name"), at.alias("memory_time"),
+        pl.lit(3, pl.UInt32).alias("present"), pl.lit("pods").alias("name"),
+        _sampled("ts_pods", at).alias("memory_time"),
         (_u64("pods_limit").cast(pl.Int64) - _u64("pods_ws").cast(pl.Int64)).clip(0).cast(pl.UInt64)
         .alias("memory_available_bytes"),
         _u64("pods_ws").alias("memory_working_set_bytes"),

@@ -100,6 +100,30 @@ def node_queries(b: Builder) -> list[Query]:
     return q
 
 
+def time_queries(b: Builder) -> list[Query]:
+    """When each node-level group was sampled (``timestamp()``), in the same order of sources as its
+    values: the Summary API's ``time`` fields, which the eviction manager compares between passes to
+    ignore a threshold whose stats did not change (a step that repeats a scrape must not count twice)."""
+    k, e = b.conv.kubelet_node, b.conv.node_exporter_node
+    nodefs = f'mountpoint="{b.conv.nodefs_mountpoint}"'
+    imagefs = f'mountpoint="{b.conv.imagefs_mountpoint}"'
+
+    def ts(metric: str, label: str, *extra: str) -> str:
+        return f"max by ({label}) (timestamp({metric}{b.conv.matchers(label, *extra)}))"
+
+    return [
+        Query("ts_mem", (("", ts("node_memory_working_set_bytes", k), k),
+                         ("", ts("container_memory_working_set_bytes", k, ROOT), k),
+                         ("", ts("node_memory_MemTotal_bytes", e), e)), (), "node.memory.time"),
+        Query("ts_pods", (("", ts("container_memory_working_set_bytes", k, KUBEPODS), k),), (),
+              'systemContainers["pods"].memory.time'),
+        Query("ts_fs", (("", ts("node_filesystem_avail_bytes", e, nodefs), e),), (), "node.fs.time"),
+        Query("ts_imagefs", (("", ts("node_filesystem_avail_bytes", e, imagefs), e),), (),
+              "node.runtime.imageFs.time"),
+        Query("ts_rlimit", (("", ts("node_processes_threads", e), e),), (), "node.rlimit.time"),
+    ]
+
+
 def pod_queries(b: Builder) -> list[Query]:
     """Per-pod and per-container fields, keyed by node, namespace, pod[, container]."""
     k = b.conv.kubelet_node

@@ -70,13 +70,15 @@ def _qty_bytes(text: str) -> float:
     return float(text)
 
 
-def openmetrics_from_recording(rec_path: Path, out: Path, *, chart_drops: bool = False) -> dict[str, Any]:
+def openmetrics_from_recording(rec_path: Path, out: Path, *, chart_drops: bool = False,
+                               every: int = 1) -> dict[str, Any]:
     """Write the exporters' view of a recording; returns the side files an SRE would pass
     (configz per node, events, priority classes) as Python objects.
 
     ``chart_drops``: as kube-prometheus-stack's default cAdvisorMetricRelabelings leave it — no cgroup
     series without a pod label (the root and kubepods cgroups), no ``container_spec_*`` — with
-    node-exporter's meminfo instead."""
+    node-exporter's meminfo instead. ``every``: scrape every N-th tick only (a scrape interval N times the
+    kubelet's loop)."""
     rec = open_recording(rec_path)
     fam = _Families()
     classes: dict[str, int] = {}
@@ -84,6 +86,8 @@ def openmetrics_from_recording(rec_path: Path, out: Path, *, chart_drops: bool =
         k = {"node": node}
         e = {"instance": node}
         for tick in rec.ticks(node):
+            if tick.index % every:
+                continue
             t = tick.time.timestamp()
             if tick.ok:
                 _summary(fam, rec.summary_at(node, tick.index) or {}, node, t, chart_drops)

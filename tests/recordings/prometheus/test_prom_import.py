@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import http.server
 import itertools
+import re
 import signal
 import ssl
 import subprocess
@@ -51,10 +52,10 @@ class Loaded:
     work: Path
 
 
-def _load(name: str, work: Path, *, chart_drops: bool = False) -> Iterator[Loaded]:
+def _load(name: str, work: Path, *, chart_drops: bool = False, every: int = 1) -> Iterator[Loaded]:
     rec = work / "rec"
     run_scenario(load_bundled(name), rec)
-    side = openmetrics_from_recording(rec, work / "om.txt", chart_drops=chart_drops)
+    side = openmetrics_from_recording(rec, work / "om.txt", chart_drops=chart_drops, every=every)
     backfill(work / "om.txt", work / "data")
     ticks = open_recording(rec).ticks()
     args = write_side_files(side, work)
@@ -82,6 +83,22 @@ def chart_case(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loaded]:
     if PROMETHEUS is None or PROMTOOL is None:
         pytest.skip(MISSING)
     yield from _load("sidecar-stress", tmp_path_factory.mktemp("prom-chart"), chart_drops=True)
+
+
+@pytest.fixture(scope="module")
+def slow_scrape_case(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loaded]:
+    """sidecar-stress scraped every 20 s: twice the kubelet's loop."""
+    if PROMETHEUS is None or PROMTOOL is None:
+        pytest.skip(MISSING)
+    yield from _load("sidecar-stress", tmp_path_factory.mktemp("prom-slow"), every=2)
+
+
+@pytest.fixture(scope="module")
+def slow_disk_case(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loaded]:
+    """disk-pressure scraped every 20 s."""
+    if PROMETHEUS is None or PROMTOOL is None:
+        pytest.skip(MISSING)
+    yield from _load("disk-pressure", tmp_path_factory.mktemp("prom-slow-disk"), every=2)
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -353,3 +370,41 @@ def test_an_unreadable_ca_file_is_one_line(tmp_path: Path) -> None:
     done = _run("import", "--prometheus", "https://127.0.0.1:9", "--from", "1700000000", "--to", "1700000600",
                 "--ca-file", str(tmp_path / "missing.pem"), "-o", str(out))
     _fails_in_one_line(done, out, "cannot set up TLS")
+
+
+_QUANTITY = re.compile(r"\b\d+(\.\d+)?([KMGTPE]i?|k|m)?\b")
+
+
+@needs_server
+def test_a_slower_scrape_finds_the_same_evictions_within_one_interval(slow_scrape_case: Loaded,
+                                                                        tmp_path: Path) -> None:
+    case = slow_scrape_case
+    done = _run("import", "--prometheus", case.url, "--from", f"{case.start}", "--to", f"{case.end}",
+                "--lookback", "19s", "-o", str(tmp_path / "imp"), *case.side)
+    assert done.returncode == 0, done.stderr
+    expected, got = _evictions(case.rec), _evictions(tmp_path / "imp")
+    assert [(n, p) for n, p, _t, _m in got] == [(n, p) for n, p, _t, _m in expected]
+    for (_n, _p, t_exp, m_exp), (_n2, _p2, t_got, m_got) in zip(expected, got, strict=True):
+        assert 0 <= t_got - t_exp <= 2  # one 20 s scrape interval = two 10 s ticks, never early
+        assert _QUANTITY.sub("Q", m_got) == _QUANTITY.sub("Q", m_exp)  # equal up to the sampled quantities
+    notes = orjson.loads((tmp_path / "imp" / "manifest.json").read_bytes())["notes"]
+    assert any(n.startswith("Prometheus scraped every 20s (median); the kubelet decides every 10s") for n in notes)
+
+
+@needs_server
+def test_a_repeated_scrape_is_not_fresh_stats(slow_disk_case: Loaded, tmp_path: Path) -> None:
+    """Each Summary time is the scrape's, so a step that repeats a sample does not evict again (the
+    manager ignores thresholds whose stats did not advance); pressure only an unscraped step saw is missed."""
+    case = slow_disk_case
+    done = _run("import", "--prometheus", case.url, "--from", f"{case.start}", "--to", f"{case.end}",
+                "--lookback", "19s", "-o", str(tmp_path / "imp"), *case.side)
+    assert done.returncode == 0, done.stderr
+    expected = {(n, p): t for n, p, t, _m in _evictions(case.rec)}
+    got = {(n, p): t for n, p, t, _m in _evictions(tmp_path / "imp")}
+    assert got.keys() <= expected.keys()
+    assert got[("shared-fs", "log-flood")] == expected[("shared-fs", "log-flood")]
+    rec = open_recording(tmp_path / "imp")
+    shared = rec.summary_at("shared-fs", 15)
+    assert shared is not None
+    assert shared["node"]["fs"]["time"] == shared["node"]["runtime"]["imageFs"]["time"]  # tick 14's scrape
+    assert shared["node"]["runtime"]["imageFs"]["inodesFree"] == shared["node"]["fs"]["inodesFree"]
