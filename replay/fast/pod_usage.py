@@ -54,23 +54,28 @@ def read_usage(rec: Recording, node: str, uid: str, after: int, emptydirs: Colle
     """One pod's removal at every tick after ``after`` (USAGE_SCHEMA): each of its stats entries as
     counterfactual.pod_footprint and _memory read it from the decoded summary."""
     where = (pl.col("node") == node) & (pl.col("pod_uid") == uid) & (pl.col("tick") > after)
-    entries = rec._collect(POD_STATS.name, rec.scan(POD_STATS.name).filter(where).select(
-        "tick", "pod", "memory_working_set_bytes", "memory_usage_bytes", "memory_rss_bytes", "process_count"))
+    queries: dict[str, pl.LazyFrame] = {
+        POD_STATS.name: rec.scan(POD_STATS.name).filter(where).select(
+            "tick", "pod", "memory_working_set_bytes", "memory_usage_bytes", "memory_rss_bytes", "process_count"),
+        CONTAINER_STATS.name: rec.scan(CONTAINER_STATS.name).filter(where).group_by("tick", "pod").agg(
+            _i("memory_working_set_bytes").sum().alias("c_ws"), _i("memory_usage_bytes").sum().alias("c_usage"),
+            _i("memory_rss_bytes").sum().alias("c_rss"),
+            _i("rootfs_used_bytes").sum().alias("rb"), _i("rootfs_inodes_used").sum().alias("ri"),
+            _i("logs_used_bytes").sum().alias("lb"), _i("logs_inodes_used").sum().alias("li")),
+    }
+    if emptydirs:
+        queries[VOLUME_STATS.name] = (rec.scan(VOLUME_STATS.name).filter(where & pl.col("name").is_in(list(emptydirs)))
+                                      .group_by("tick", "pod").agg(_i("used_bytes").sum().alias("vb"),
+                                                                   _i("inodes_used").sum().alias("vi")))
+    try:  # the tables at once (each is a scan of every part)
+        frames = dict(zip(queries, pl.collect_all(list(queries.values())), strict=True))
+    except (OSError, pl.exceptions.PolarsError):  # the reader's one-line error, naming the table
+        frames = {name: rec._collect(name, query) for name, query in queries.items()}
+    entries, containers = frames[POD_STATS.name], frames[CONTAINER_STATS.name]
     if entries.is_empty():
         return empty_usage()
-    containers = rec._collect(CONTAINER_STATS.name, rec.scan(CONTAINER_STATS.name).filter(where)
-                              .group_by("tick", "pod").agg(
-        _i("memory_working_set_bytes").sum().alias("c_ws"), _i("memory_usage_bytes").sum().alias("c_usage"),
-        _i("memory_rss_bytes").sum().alias("c_rss"),
-        _i("rootfs_used_bytes").sum().alias("rb"), _i("rootfs_inodes_used").sum().alias("ri"),
-        _i("logs_used_bytes").sum().alias("lb"), _i("logs_inodes_used").sum().alias("li")))
-    if emptydirs:
-        volumes = rec._collect(VOLUME_STATS.name, rec.scan(VOLUME_STATS.name)
-                               .filter(where & pl.col("name").is_in(list(emptydirs)))
-                               .group_by("tick", "pod").agg(_i("used_bytes").sum().alias("vb"),
-                                                            _i("inodes_used").sum().alias("vi")))
-    else:
-        volumes = pl.DataFrame(schema={"tick": pl.UInt32, "pod": pl.UInt32, "vb": I128, "vi": I128})
+    volumes = frames.get(VOLUME_STATS.name, pl.DataFrame(schema={"tick": pl.UInt32, "pod": pl.UInt32, "vb": I128,
+                                                                 "vi": I128}))
     pod_level = pl.col("memory_working_set_bytes").is_not_null()  # _memory: the pod cgroup's, else the containers'
 
     def zero(name: str) -> pl.Expr:
@@ -177,22 +182,22 @@ def totals_at(removed: pl.DataFrame, tick: int) -> dict[str, int] | None:
 
 
 class CounterfactualSummary(SummaryAt):
-    """A recorded summary with the evicted pods removed (what the reference's NodeRun.passes parses): whole,
-    by remove_pods itself; its node part, by the same node-side arithmetic with the tick's totals."""
+    """A recorded summary with the evicted pods removed (what the reference's NodeRun.passes parses): its node
+    part by remove_pods' node-side functions with the tick's totals; whole, that node part with the recorded
+    parse's pods less the removed ones (the recording's parse, shared by the variants) — or, for a summary
+    read on its own (a mapping), remove_pods itself."""
 
     def __init__(self, recorded: SummaryAt | Mapping[str, Any], tick: int, evicted: Collection[str],
                  emptydirs: Mapping[str, Collection[str]], topology: FsTopology, totals: dict[str, int] | None) -> None:
         self.recorded, self.tick = recorded, tick
         self.evicted, self.emptydirs, self.topology, self.totals = evicted, emptydirs, topology, totals
-
-    def _recorded_whole(self) -> dict[str, Any]:
-        return dict(self.recorded) if isinstance(self.recorded, Mapping) else self.recorded.whole()
+        self._node: Summary | None = None
 
     def whole(self) -> dict[str, Any]:
+        recorded = dict(self.recorded) if isinstance(self.recorded, Mapping) else self.recorded.whole()
         if not self.evicted:
-            return self._recorded_whole()
-        out, _freed = remove_pods(self._recorded_whole(), self.evicted, self.topology,
-                                  emptydir_volumes=self.emptydirs)
+            return recorded
+        out, _freed = remove_pods(recorded, self.evicted, self.topology, emptydir_volumes=self.emptydirs)
         return out
 
     def node_part(self) -> dict[str, Any]:
@@ -207,4 +212,11 @@ class CounterfactualSummary(SummaryAt):
         return out
 
     def parsed(self, *, whole: bool, source: str) -> Summary:
-        return parse_summary(self.whole() if whole else self.node_part(), source=source)
+        if isinstance(self.recorded, Mapping) or "" in self.evicted:  # "": remove_pods keeps stats without a UID
+            return parse_summary(self.whole() if whole else self.node_part(), source=source)
+        if self._node is None:
+            self._node = parse_summary(self.node_part(), source=source)
+        if not whole:
+            return self._node
+        pods = self.recorded.parsed(whole=True, source=source).pods
+        return Summary(node=self._node.node, pods=tuple(p for p in pods if p.pod_ref.uid not in self.evicted))
