@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from itertools import repeat
 from typing import Any
@@ -97,6 +98,23 @@ def _stamp(us: int) -> datetime | None:
         raise _Odd from None
 
 
+_READABLE_US = ((datetime(1000, 1, 1, tzinfo=UTC) - EPOCH) // timedelta(microseconds=1),
+                (datetime.max.replace(tzinfo=UTC) - EPOCH) // timedelta(microseconds=1))
+"""The recorded times the reference reads back: format_time writes a year below 1000 in fewer than the four
+digits RFC 3339 needs (the parse fails), and Python's datetime ends at year 9999."""
+
+
+def _unreadable_times(frame: pl.DataFrame) -> set[int]:
+    """Ticks with a recorded time the reference would not read back: a lean build does not read every time,
+    so such a tick is built by the reference (and fails there as it does)."""
+    stamps = [pl.col(c).dt.epoch("us") for c, kind in frame.schema.items() if isinstance(kind, pl.Datetime)]
+    if not stamps:
+        return set()
+    low, high = _READABLE_US
+    bad = pl.any_horizontal([(t < low) | (t > high) for t in stamps])
+    return {int(t) for t in frame.filter(bad)["tick"]}
+
+
 def _group(table: Table, path: tuple[str, ...]) -> tuple[int, list[str]]:
     """The ``present`` bit and the columns (in field order, as the stats dataclasses) of one group."""
     for bit, group in enumerate(table.groups):
@@ -122,17 +140,13 @@ class _Rows:
 
     def __init__(self, frame: pl.DataFrame, keys: Sequence[str]) -> None:
         self.frame = frame.sort(list(keys), maintain_order=True)
-        self.by_tick = self._spans(["tick"])
-        """tick → its rows ``[start, end)``."""
-        self.by_pod = self._spans(["tick", "pod"]) if len(keys) == 3 else {}
-        """(tick, pod) → the pod's entries ``[start, end)`` (containers, volumes)."""
-        self._lists: dict[str, list[Any]] = {}
-
-    def _spans(self, by: list[str]) -> dict[Any, tuple[int, int]]:
-        spans = self.frame.with_row_index("_i").group_by(by, maintain_order=True).agg(
+        spans = self.frame.with_row_index("_i").group_by("tick", maintain_order=True).agg(
             pl.col("_i").first().alias("_s"), pl.len().alias("_n"))
-        keys = zip(*(spans[k].to_list() for k in by), strict=True) if len(by) > 1 else spans[by[0]].to_list()
-        return {k: (s, s + n) for k, s, n in zip(keys, spans["_s"].to_list(), spans["_n"].to_list(), strict=True)}
+        self.by_tick: dict[int, tuple[int, int]] = {
+            t: (s, s + n) for t, s, n in zip(spans["tick"].to_list(), spans["_s"].to_list(), spans["_n"].to_list(),
+                                             strict=True)}
+        """tick → its rows ``[start, end)``."""
+        self._lists: dict[str, list[Any]] = {}
 
     def col(self, name: str) -> list[Any]:
         found = self._lists.get(name)
@@ -151,19 +165,32 @@ class _Rows:
         span = self.by_tick.get(tick)
         return [] if span is None else self.frame.slice(span[0], span[1] - span[0]).to_dicts()
 
-    def memory(self, cols: list[str], bit: int, start: int, end: int) -> list[MemoryStats | None]:
-        """The rows' MemoryStats (None where the group is absent)."""
+    def memory(self, cols: list[str], bit: int, start: int, end: int, lean: bool,
+               keep: Iterable[bool]) -> list[MemoryStats | None]:
+        """The rows' MemoryStats (None where the group is absent or ``keep`` is false); ``lean``: the working
+        set only, all that ranking and the eviction message read of a pod's or container's memory."""
+        present = self.col("present")[start:end]
+        if lean:
+            return [MemoryStats(None, None, None, w, None) if b & bit and k else None
+                    for b, w, k in zip(present, self.col(cols[3])[start:end], keep, strict=False)]
         stamp = _stamp
-        return [MemoryStats(None if t is None else stamp(t), a, u, w, r) if b & bit else None
-                for b, t, a, u, w, r in zip(self.col("present")[start:end],
-                                            *(self.col(c)[start:end] for c in cols), strict=True)]
+        return [MemoryStats(None if t is None else stamp(t), a, u, w, r) if b & bit and k else None
+                for b, k, t, a, u, w, r in zip(present, keep, *(self.col(c)[start:end] for c in cols), strict=False)]
 
-    def fs(self, cols: list[str], bit: int, start: int, end: int) -> list[FsStats | None]:
-        """The rows' FsStats (None where the group is absent)."""
+    def fs(self, cols: list[str], bit: int, start: int, end: int, lean: bool,
+           keep: Iterable[bool]) -> list[FsStats | None]:
+        """The rows' FsStats (None where the group is absent or ``keep`` is false); ``lean``: the bytes and
+        inodes used only, all that disk ranking and the eviction message read of a container's or volume's
+        filesystem."""
+        present = self.col("present")[start:end]
+        if lean:
+            return [FsStats(None, None, None, u, None, None, i) if b & bit and k else None
+                    for b, u, i, k in zip(present, self.col(cols[3])[start:end], self.col(cols[6])[start:end], keep,
+                                          strict=False)]
         stamp = _stamp
-        return [FsStats(None if t is None else stamp(t), a, c, u, f, n, i) if b & bit else None
-                for b, t, a, c, u, f, n, i in zip(self.col("present")[start:end],
-                                                  *(self.col(c)[start:end] for c in cols), strict=True)]
+        return [FsStats(None if t is None else stamp(t), a, c, u, f, n, i) if b & bit and k else None
+                for b, k, t, a, c, u, f, n, i in zip(present, keep, *(self.col(c)[start:end] for c in cols),
+                                                     strict=False)]
 
 
 class _PodTables:
@@ -177,12 +204,15 @@ class _PodTables:
         self.odd: set[int] = {int(t) for t in pods.filter(pl.struct("tick", "pod").is_duplicated())["tick"]}
         self.containers = _Rows(window._collect(CONTAINER_STATS), ("tick", "pod", "container"))
         self._orphans(self.containers.frame)
-        self._orphans(window._collect(VOLUME_STATS, ["tick", "pod"]))
+        self._orphans(window._collect(VOLUME_STATS, ["tick", "pod", "time"]))
+        self.odd.update(_unreadable_times(pods))
+        self.odd.update(_unreadable_times(self.containers.frame))
         self._volumes: _Rows | None = None
 
     def _orphans(self, entries: pl.DataFrame) -> None:
         """decode fails on an entry without its pod: at those ticks the reference says how."""
         self.odd.update(int(t) for t in entries.join(self.pods.frame, on=["tick", "pod"], how="anti")["tick"])
+        self.odd.update(_unreadable_times(entries))
 
     def volumes(self) -> _Rows:
         if self._volumes is None:
@@ -194,9 +224,12 @@ class _PodTables:
         rows = self.pods if table is POD_STATS else self.containers if table is CONTAINER_STATS else self.volumes()
         return rows.rows(tick)
 
-    def build(self, tick: int, parts: int) -> tuple[PodStats, ...]:
-        """parse_summary's ``pods`` of the decoded summary at ``tick``, with only ``parts`` of each pod's
-        stats (WHOLE: all of them, equal to the reference's); raises _Odd where that is not exact."""
+    def build(self, tick: int, parts: int, uids: AbstractSet[str] | None = None) -> tuple[PodStats, ...]:
+        """parse_summary's ``pods`` of the decoded summary at ``tick`` (WHOLE: equal to the reference's), else
+        only what a pass ranking for ``parts`` reads: refs, plus working sets (MEMORY), process counts
+        (PROCESSES), the containers' and volumes' bytes and inodes used (FILESYSTEMS), and those only for
+        the pods with a UID in ``uids`` (the pass's candidates; the others keep their refs). Raises _Odd
+        where the build is not exact."""
         if tick in self.odd:
             raise _Odd
         span = self.pods.by_tick.get(tick)
@@ -205,22 +238,28 @@ class _PodTables:
         start, end = span
         p = self.pods
         indices = p.col("pod")[start:end]
+        present, pod_uids = p.col("present")[start:end], p.col("pod_uid")[start:end]
+        keep: list[bool] | repeat[bool] = repeat(True)
+        kept: set[int] | None = None
+        if uids is not None:
+            keep = [(u or "") in uids for u in pod_uids]
+            kept = {pod for pod, k in zip(indices, keep, strict=True) if k}
         nothing = repeat(None)
-        memory = p.memory(_POD_MEMORY_COLS, _POD_MEMORY, start, end) if parts & MEMORY else nothing
-        ephemeral = p.fs(_POD_EPHEMERAL_COLS, _POD_EPHEMERAL, start, end) if parts & FILESYSTEMS else nothing
+        lean = parts != WHOLE
+        memory = p.memory(_POD_MEMORY_COLS, _POD_MEMORY, start, end, lean, keep) if parts & MEMORY else nothing
+        ephemeral = p.fs(_POD_EPHEMERAL_COLS, _POD_EPHEMERAL, start, end, lean, keep) if parts == WHOLE else nothing
         process: Iterable[ProcessStats | None] = nothing
         if parts & PROCESSES:
-            process = [ProcessStats(c) if b & _POD_PROCESS else None
-                       for b, c in zip(p.col("present")[start:end], p.col(_POD_PROCESS_COLS[0])[start:end],
-                                       strict=True)]
+            process = [ProcessStats(c) if b & _POD_PROCESS and k else None
+                       for b, c, k in zip(present, p.col(_POD_PROCESS_COLS[0])[start:end], keep, strict=False)]
         no_entries = repeat(())
         containers: Iterable[tuple[ContainerStats, ...]] = no_entries
         if parts & (MEMORY | FILESYSTEMS):
-            found = self._containers(tick, parts)
+            found = self._containers(tick, parts, kept)
             containers = [found.get(pod, ()) for pod in indices]
         volumes: Iterable[tuple[VolumeStats, ...]] = no_entries
         if parts & FILESYSTEMS:
-            found_volumes = self._volume_stats(tick)
+            found_volumes = self._volume_stats(tick, lean, kept)
             volumes = [found_volumes.get(pod, ()) for pod in indices]
         name_col, namespace_col = _POD_REF_COLS
         return tuple(
@@ -228,51 +267,61 @@ class _PodTables:
                                   namespace if bits & _POD_REF and namespace else "", uid or ""),
                      cs, mem, vs, eph, proc)
             for bits, name, namespace, uid, cs, mem, vs, eph, proc in zip(
-                p.col("present")[start:end], p.col(name_col)[start:end], p.col(namespace_col)[start:end],
-                p.col("pod_uid")[start:end], containers, memory, volumes, ephemeral, process, strict=False)
+                present, p.col(name_col)[start:end], p.col(namespace_col)[start:end], pod_uids, containers,
+                memory, volumes, ephemeral, process, strict=False)
         )
 
     @staticmethod
-    def _per_pod(rows: _Rows, tick: int, items: list[Any]) -> dict[int, tuple[Any, ...]]:
-        """The tick's entries (``items``, one per row of the tick) grouped by pod, in row order."""
-        start = rows.by_tick[tick][0]
-        pods = rows.col("pod")
+    def _per_pod(rows: _Rows, tick: int, items: list[Any], kept: set[int] | None) -> dict[int, tuple[Any, ...]]:
+        """The tick's entries (``items``, one per row of the tick, sorted by pod) grouped by pod, in row order
+        (only the ``kept`` pods')."""
+        start, end = rows.by_tick[tick]
         out: dict[int, tuple[Any, ...]] = {}
-        i, n = 0, len(items)
-        while i < n:
-            pod = pods[start + i]
-            end = rows.by_pod[tick, pod][1] - start
-            out[pod] = tuple(items[i:end])
-            i = end
+        first, current = 0, None
+        for i, pod in enumerate(rows.col("pod")[start:end]):
+            if pod != current:
+                if current is not None and (kept is None or current in kept):
+                    out[current] = tuple(items[first:i])
+                first, current = i, pod
+        if current is not None and (kept is None or current in kept):
+            out[current] = tuple(items[first:])
         return out
 
-    def _containers(self, tick: int, parts: int) -> dict[int, tuple[ContainerStats, ...]]:
+    @staticmethod
+    def _keep(rows: _Rows, start: int, end: int, kept: set[int] | None) -> list[bool] | repeat[bool]:
+        return repeat(True) if kept is None else [pod in kept for pod in rows.col("pod")[start:end]]
+
+    def _containers(self, tick: int, parts: int, kept: set[int] | None) -> dict[int, tuple[ContainerStats, ...]]:
         rows = self.containers
         span = rows.by_tick.get(tick)
         if span is None:
             return {}
         start, end = span
+        keep = self._keep(rows, start, end, kept)
         nothing = repeat(None)
-        memory = rows.memory(_CONTAINER_MEMORY_COLS, _CONTAINER_MEMORY, start, end) if parts & MEMORY else nothing
-        rootfs = rows.fs(_CONTAINER_ROOTFS_COLS, _CONTAINER_ROOTFS, start, end) if parts & FILESYSTEMS else nothing
-        logs = rows.fs(_CONTAINER_LOGS_COLS, _CONTAINER_LOGS, start, end) if parts & FILESYSTEMS else nothing
-        items = [ContainerStats(name if bits & _CONTAINER_NAME and name else "", mem, root, log)
-                 for bits, name, mem, root, log in zip(rows.col("present")[start:end],
-                                                       rows.col(_CONTAINER_NAME_COLS[0])[start:end],
-                                                       memory, rootfs, logs, strict=False)]
-        return self._per_pod(rows, tick, items)
+        lean, files = parts != WHOLE, parts & FILESYSTEMS
+        memory = (rows.memory(_CONTAINER_MEMORY_COLS, _CONTAINER_MEMORY, start, end, lean, keep) if parts & MEMORY
+                  else nothing)
+        rootfs = rows.fs(_CONTAINER_ROOTFS_COLS, _CONTAINER_ROOTFS, start, end, lean, keep) if files else nothing
+        logs = rows.fs(_CONTAINER_LOGS_COLS, _CONTAINER_LOGS, start, end, lean, keep) if files else nothing
+        items = [ContainerStats(name if bits & _CONTAINER_NAME and name else "", mem, root, log) if k else None
+                 for bits, name, k, mem, root, log in zip(rows.col("present")[start:end],
+                                                          rows.col(_CONTAINER_NAME_COLS[0])[start:end],
+                                                          keep, memory, rootfs, logs, strict=False)]
+        return self._per_pod(rows, tick, items, kept)
 
-    def _volume_stats(self, tick: int) -> dict[int, tuple[VolumeStats, ...]]:
+    def _volume_stats(self, tick: int, lean: bool, kept: set[int] | None) -> dict[int, tuple[VolumeStats, ...]]:
         rows = self.volumes()
         span = rows.by_tick.get(tick)
         if span is None:
             return {}
         start, end = span
+        keep = self._keep(rows, start, end, kept)
         name_col, *fs_cols = _VOLUME_COLS
-        items = [VolumeStats(name or "", fs) if fs is not None else VolumeStats("", FsStats())
-                 for name, fs in zip(rows.col(name_col)[start:end], rows.fs(fs_cols, _VOLUME, start, end),
-                                     strict=True)]
-        return self._per_pod(rows, tick, items)
+        items = [(VolumeStats(name or "", fs) if fs is not None else VolumeStats("", FsStats())) if k else None
+                 for name, fs, k in zip(rows.col(name_col)[start:end],
+                                        rows.fs(fs_cols, _VOLUME, start, end, lean, keep), keep, strict=False)]
+        return self._per_pod(rows, tick, items, kept)
 
 
 class SummaryWindow:
@@ -281,8 +330,8 @@ class SummaryWindow:
     def __init__(self, node: NodeColumns, ticks: Sequence[int]) -> None:
         self.node = node
         self.ticks = list(ticks)
-        self.parsed: dict[tuple[int, int], Summary] = {}
-        """(tick, parts) → the parsed summary (SummaryAt.built)."""
+        self.parsed: dict[tuple[Any, ...], Summary] = {}
+        """(tick, parts[, UIDs]) → the parsed summary (SummaryAt.built)."""
         self._pods: _PodTables | None = None
         self._node = _Rows(self._collect(NODE_STATS), ("tick",))
         self._system = _Rows(self._collect(SYSTEM_STATS), ("tick",))
@@ -331,14 +380,18 @@ class SummaryAt:
         """The pods' stats can be built in parts: the recorded summary itself, not a rewritten one."""
         return type(self).parsed is SummaryAt.parsed
 
-    def built(self, parts: int, *, source: str) -> Summary:
+    def built(self, parts: int, *, source: str, uids: AbstractSet[str] | None = None) -> Summary:
         """parse_summary of the decoded summary, the pods' stats built straight from the columns with only
-        ``parts`` of them (WHOLE: every field; NODE_PART: no pods): what a pass reads when only
-        one signal can be reclaimed. Equal to the reference's parse where built (tests/replay/test_summary_build.py).
-        A subclass that rewrites the summary (``parsed`` overridden) gets its whole parse."""
+        ``parts`` of them (WHOLE: every field; NODE_PART: no pods), for the pods with a UID in ``uids`` (None:
+        all; the others keep their refs): what a pass reads when only one signal can be reclaimed. Equal to
+        the reference's parse where built (tests/replay/test_summary_build.py). A subclass that rewrites the
+        summary (``parsed`` overridden) gets its whole parse."""
         if not self.can_build:
             return self.parsed(whole=parts != NODE_PART, source=source)
-        window, key = self.window, (self.tick, parts)
+        if parts == WHOLE:
+            uids = None
+        window = self.window
+        key = (self.tick, parts) if uids is None else (self.tick, parts, frozenset(uids))
         found = window.parsed.get(key)
         if found is not None:
             return found
@@ -348,7 +401,7 @@ class SummaryAt:
         if parts == NODE_PART:
             return node
         try:
-            found = Summary(node=node.node, pods=window.pod_tables().build(self.tick, parts))
+            found = Summary(node=node.node, pods=window.pod_tables().build(self.tick, parts, uids))
         except _Odd:
             found = parse_summary(self.whole(), source=source)
         window.parsed[key] = found

@@ -344,7 +344,7 @@ class NodeReplay:
         if not forced and all(podutil.is_critical_pod(p) for p in candidates):
             result = manager.synchronize(recorded.parsed(whole=False, source=source), candidates, when)
         else:  # away from a storage tick, only the pods' stats the pass can read (replay.fast.lean)
-            result, candidates = _synchronize_built(run, manager, recorded, when, source, forced)
+            result, candidates = _synchronize_built(run, manager, recorded, when, source, forced, candidates)
         self.acc.error(result.error)
         p = Pass(self.node, tick, chunk.infos[tick].time, when, result, tuple(candidates))
         self.last_pass = p
@@ -591,17 +591,22 @@ def replay_node_until(rec: Recording, request: SettingsRequest, name: str, pods:
 
 
 def _synchronize_built(run: NodeRun, manager: EvictionManager, recorded: SummaryAt, when: datetime, source: str,
-                       forced: bool) -> tuple[SyncResult, list[Pod]]:
-    """synchronize on the summary with the pods' stats it reads (whole at a storage tick or a moment): the
-    pass and its candidates; run again whole from the saved state if it read more (lean.covers)."""
+                       forced: bool, expected: list[Pod]) -> tuple[SyncResult, list[Pod]]:
+    """synchronize on the summary with the pods' stats it reads (whole at a storage tick or a moment; else
+    the part its signal ranks by, of the ``expected`` candidates only): the pass and its candidates; run
+    again whole from the saved state if it read more (lean.covers)."""
     parts = WHOLE
     if not forced and recorded.can_build:
         parts = lean.pass_parts(manager, recorded.built(NODE_PART, source=source), when)
+    uids = frozenset(p.uid for p in expected)
     while True:
-        summary = recorded.built(parts, source=source)
+        summary = recorded.built(parts, source=source, uids=uids)
         candidates = [p for p in active_pods(run.pods_at(when, summary), run.node) if p.uid not in run.evicted_uids]
         if parts == WHOLE:
             return manager.synchronize(summary, candidates, when), candidates
+        if any(p.uid not in uids for p in candidates):  # not the candidates the stats were built for
+            parts = WHOLE
+            continue
         saved = lean.ManagerState.of(manager)
         result = lean.synchronize(manager, summary, candidates, when)
         if lean.covers(parts, result):

@@ -261,6 +261,35 @@ def ordered_by(pods: MutableSequence[Pod], *cmps: CmpFunc) -> None:
 # by comparator, ``_stats_first`` is "no stats first" and a pod without stats ties on the usage
 # comparators, cmpBool is "true first", and a Quantity.Cmp is an exact comparison of values. So the rank
 # functions sort by those keys, computed once per pod, with the same pdqsort steps (gosort.go_sort_by_key).
+_USAGES: dict[tuple[int, int, str, tuple[FsStatsType, ...] | None, RequestRule],
+              tuple[Pod, PodStats, tuple[Quantity, Quantity, bool, Quantity]]] = {}
+_USAGES_MAX = 8192
+
+
+def _usage_facts(pod: Pod, stats: PodStats, resource: str, measure: tuple[FsStatsType, ...] | None,
+                 profile: VersionProfile | None) -> tuple[Quantity, Quantity, bool, Quantity]:
+    """What the usage comparators of a signal read of one pod (memory: ``measure`` None; disk: its
+    filesystems): (usage, request, usage above request, usage − the request it is lowered by, which for disk
+    is the ephemeral-storage one). Computed once per pod and stats object: ranking, then rank_facts."""
+    rule = request_rule(profile)
+    key = (id(pod), id(stats), resource, measure, rule)
+    found = _USAGES.get(key)
+    if found is not None and found[0] is pod and found[1] is stats:
+        return found[2]
+    if measure is None:
+        usage = memory_usage(stats.memory)
+        request = subtract = get_resource_request_quantity(pod, resource, profile)
+    else:
+        usage = pod_disk_usage(stats, pod, measure)[resource]
+        request = get_resource_request_quantity(pod, resource, profile)
+        subtract = get_resource_request_quantity(pod, RESOURCE_EPHEMERAL_STORAGE, profile)
+    facts = (usage, request, usage.cmp(request) == 1, usage.sub(subtract))
+    if len(_USAGES) >= _USAGES_MAX:
+        _USAGES.clear()
+    _USAGES[key] = (pod, stats, facts)
+    return facts
+
+
 def _exact(q: Quantity) -> int | Fraction:
     """The exact value of a quantity, comparable (and negatable) without rounding."""
     numerator, denominator = q.value.as_integer_ratio()
@@ -274,9 +303,8 @@ def rank_memory_pressure(profile: VersionProfile | None = None) -> RankFunc:
         def key(pod: Pod) -> tuple[int, int, int, int | Fraction]:
             if pod.uid not in stats:
                 return (0, 0, pod_priority(pod), 0)
-            usage = memory_usage(stats[pod.uid].memory)
-            request = get_resource_request_quantity(pod, RESOURCE_MEMORY, profile)
-            return (1, 0 if usage.cmp(request) == 1 else 1, pod_priority(pod), -_exact(usage.sub(request)))
+            _usage, _request, exceeds, above = _usage_facts(pod, stats[pod.uid], RESOURCE_MEMORY, None, profile)
+            return (1, 0 if exceeds else 1, pod_priority(pod), -_exact(above))
 
         go_sort_by_key(pods, key)
 
@@ -308,9 +336,7 @@ def rank_disk_pressure_func(
         def key(pod: Pod) -> tuple[int, int, int, int | Fraction]:
             if pod.uid not in stats:
                 return (0, 0, pod_priority(pod), 0)
-            usage = pod_disk_usage(stats[pod.uid], pod, fs_set)[resource]
-            exceeds = usage.cmp(get_resource_request_quantity(pod, resource, profile)) == 1
-            above = usage.sub(get_resource_request_quantity(pod, RESOURCE_EPHEMERAL_STORAGE, profile))
+            _usage, _request, exceeds, above = _usage_facts(pod, stats[pod.uid], resource, fs_set, profile)
             return (1, 0 if exceeds else 1, pod_priority(pod), -_exact(above))
 
         go_sort_by_key(pods, key)
@@ -394,22 +420,13 @@ def rank_facts(
             facts.append(RankFacts(pod.name, pod.namespace, pod_stats is not None, pod_priority(pod), None,
                                    Quantity.zero(), None, None, count, is_critical_pod(pod)))
             continue
-        if measure is None:
-            resource = RESOURCE_MEMORY
-            usage = memory_usage(pod_stats.memory) if pod_stats is not None else None
-            request = get_resource_request_quantity(pod, resource, profile)
-            subtract = request
-        else:
-            resource = _DISK_RESOURCE[signal]
-            usage = pod_disk_usage(pod_stats, pod, measure)[resource] if pod_stats is not None else None
-            request = get_resource_request_quantity(pod, resource, profile)
-            subtract = get_resource_request_quantity(pod, RESOURCE_EPHEMERAL_STORAGE, profile)
-        facts.append(
-            RankFacts(
-                pod.name, pod.namespace, pod_stats is not None, pod_priority(pod), usage, request,
-                usage.cmp(request) == 1 if usage is not None else None,
-                usage.sub(subtract) if usage is not None else None,
-                critical=is_critical_pod(pod),
-            )
-        )
+        resource = RESOURCE_MEMORY if measure is None else _DISK_RESOURCE[signal]
+        if pod_stats is None:
+            facts.append(RankFacts(pod.name, pod.namespace, False, pod_priority(pod), None,
+                                   get_resource_request_quantity(pod, resource, profile), None, None,
+                                   critical=is_critical_pod(pod)))
+            continue
+        usage, request, exceeds, above = _usage_facts(pod, pod_stats, resource, measure, profile)
+        facts.append(RankFacts(pod.name, pod.namespace, True, pod_priority(pod), usage, request, exceeds, above,
+                               critical=is_critical_pod(pod)))
     return facts

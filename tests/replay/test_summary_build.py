@@ -16,7 +16,7 @@ from recordings.schema import CONTAINER_STATS, NODE_STATS, POD_STATS, SERIES, SY
 from recordings.summary_codec import decode, empty_columns, encode, format_time
 from recordings.writer import frame_from_columns
 from replay.fast.columns import FILESYSTEMS, MEMORY, NODE_PART, PROCESSES, WHOLE, SummaryAt, SummaryWindow
-from replay.kubelet.api import ContainerStats, PodStats, Summary, parse_summary
+from replay.kubelet.api import ContainerStats, FsStats, MemoryStats, PodStats, Summary, VolumeStats, parse_summary
 
 T0 = 1_716_200_000_000_000
 TIMES = st.sampled_from([T0, T0 + 1, T0 + 500_000, T0 + 10_000_000])
@@ -113,14 +113,24 @@ def _outcome(call: Any) -> Any:
         return (type(exc).__name__, str(exc))
 
 
+def _lean_memory(m: MemoryStats | None) -> MemoryStats | None:
+    return None if m is None else MemoryStats(working_set_bytes=m.working_set_bytes)
+
+
+def _lean_fs(f: FsStats | None) -> FsStats | None:
+    return None if f is None else FsStats(used_bytes=f.used_bytes, inodes_used=f.inodes_used)
+
+
 def _part(pod: PodStats, parts: int) -> PodStats:
-    """What a lean build keeps of the reference's PodStats."""
+    """What a lean build keeps of the reference's PodStats: what ranking and the message read."""
     memory, files = parts & MEMORY, parts & FILESYSTEMS
     containers = () if not (memory or files) else tuple(
-        ContainerStats(c.name, c.memory if memory else None, c.rootfs if files else None, c.logs if files else None)
+        ContainerStats(c.name, _lean_memory(c.memory) if memory else None, _lean_fs(c.rootfs) if files else None,
+                       _lean_fs(c.logs) if files else None)
         for c in pod.containers)
-    return PodStats(pod.pod_ref, containers, pod.memory if memory else None, pod.volumes if files else (),
-                    pod.ephemeral_storage if files else None, pod.process_stats if parts & PROCESSES else None)
+    volumes = tuple(VolumeStats(v.name, _lean_fs(v.fs) or FsStats()) for v in pod.volumes) if files else ()
+    return PodStats(pod.pod_ref, containers, _lean_memory(pod.memory) if memory else None, volumes, None,
+                    pod.process_stats if parts & PROCESSES else None)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -137,6 +147,10 @@ def test_built_pods_equal_the_reference_parse_of_the_decoded_summary(data: Any, 
         assert at.built(NODE_PART, source="s") == Summary(expected.node, ())
         for parts in (0, MEMORY, PROCESSES, FILESYSTEMS, MEMORY | PROCESSES):
             assert at.built(parts, source="s") == Summary(expected.node, tuple(_part(p, parts) for p in expected.pods))
+            uids = data.draw(st.frozensets(st.sampled_from(["u0", "u1", "u2", "u3", ""])))  # a pass's candidates
+            assert at.built(parts, source="s", uids=uids) == Summary(expected.node, tuple(
+                _part(p, parts) if p.pod_ref.uid in uids else PodStats(p.pod_ref) for p in expected.pods))
+        assert at.built(WHOLE, source="s", uids=frozenset()) == expected
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
