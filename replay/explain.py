@@ -174,6 +174,10 @@ def explain(
     if node_os == "windows":
         notes.append("Windows node: memory.available comes from the windows-global-commit-memory system container "
                      "(commit charge), as in helpers_windows.go")
+        if not any(c.name == "windows-global-commit-memory" for c in summary.node.system_containers):
+            notes.append("this Windows summary has no windows-global-commit-memory system container (kubelets "
+                         "report it since Windows memory-pressure eviction, PR #122922): no memory.available "
+                         "observation, so memory thresholds are not evaluated")
     elif any(c.name == "windows-global-commit-memory" for c in summary.node.system_containers):
         notes.append("the summary looks like a Windows node's: pass --node so the Windows memory signal is used")
     if config is None:

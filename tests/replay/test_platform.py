@@ -83,3 +83,5 @@ def test_explain_of_the_windows_capture_says_windows_from_the_pods(capsys: pytes
                  "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert any("platform windows from its pods' kubernetes.io/os" in n for n in doc["notes"])
+    assert any("no windows-global-commit-memory system container" in n for n in doc["notes"])
+    assert "memory.available" not in [o["signal"] for o in doc["observations"]]
