@@ -49,8 +49,11 @@ class EvictlensApp(App[int]):
         Binding("d", "compare", "Compare"),
     ]
 
-    def __init__(self, target: Path | None, *, cache: Path | None = None, export_dir: Path | None = None) -> None:
+    def __init__(self, target: Path | None, *, cache: Path | None = None, export_dir: Path | None = None,
+                 jobs: int = 0) -> None:
         super().__init__()
+        self.jobs = jobs
+        """Local processes the engine replays nodes over (0: all cores), as ``replay --jobs``."""
         self.target = target
         self.cache = cache
         self.export_dir = export_dir or Path.cwd()
@@ -97,7 +100,7 @@ class EvictlensApp(App[int]):
             view = open_results_dir(path, label=path.name)
             view.lowest_available()  # the overview's one aggregation, here in the worker
         else:
-            view = self._replay(ReplayJob(path, SettingsRequest(label=FIRST), FIRST))
+            view = self._replay(ReplayJob(path, SettingsRequest(label=FIRST), FIRST, self.jobs))
         self.post_message(ResultsReady(view))
 
     def _replay(self, job: ReplayJob) -> ResultsView:
@@ -134,7 +137,7 @@ class EvictlensApp(App[int]):
                         exit_on_error=False)
 
     def _run_whatif(self, recording: Path, request: SettingsRequest) -> None:
-        self.post_message(ResultsReady(self._replay(ReplayJob(recording, request, request.label))))
+        self.post_message(ResultsReady(self._replay(ReplayJob(recording, request, request.label, self.jobs))))
 
     @on(UseResult)
     def use_result(self, message: UseResult) -> None:
@@ -240,6 +243,7 @@ class EvictlensApp(App[int]):
 
 
 def make_app(target: str | Path | None = None, *, cache: Path | None = None,
-             export_dir: Path | None = None) -> EvictlensApp:
-    """The app for ``evictlens tui [TARGET]``: a recording, a results directory, or (None) the sample."""
-    return EvictlensApp(None if target is None else Path(target), cache=cache, export_dir=export_dir)
+             export_dir: Path | None = None, jobs: int = 0) -> EvictlensApp:
+    """The app for ``evictlens tui [TARGET]``: a recording, a results directory, or (None) the sample;
+    ``jobs``: local processes for replays (0: all cores)."""
+    return EvictlensApp(None if target is None else Path(target), cache=cache, export_dir=export_dir, jobs=jobs)

@@ -23,7 +23,9 @@ def run_tui(args: argparse.Namespace) -> int:
         raise InputError("needs an interactive terminal (stdin and stdout); for scripts use evictlens replay "
                          "--json or -o DIR", field="tui")
 
-    app = make_app(args.target, export_dir=Path(args.export_dir) if args.export_dir else None)
+    if args.jobs is not None and args.jobs < 1:
+        raise InputError(f"expected a number of processes of at least 1, got {args.jobs}", field="--jobs")
+    app = make_app(args.target, export_dir=Path(args.export_dir) if args.export_dir else None, jobs=args.jobs or 0)
     status = app.run()
     return int(app.return_code or status or 0)
 
@@ -40,5 +42,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("target", nargs="?", metavar="REC|RESULTS",
                    help="a recording directory or a results directory (default: the bundled sample)")
+    p.add_argument("--jobs", type=int, metavar="N", default=None,
+                   help="replay a recording's nodes (and each what-if) over N local processes (default: all cores)")
     p.add_argument("--export-dir", metavar="DIR", help="where ctrl+e / ctrl+j write tables (default: .)")
     p.set_defaults(func=run_tui)

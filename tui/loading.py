@@ -7,6 +7,9 @@ nodes finish (the same callback the CLI's progress bar takes).
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,13 +56,42 @@ class ReplayJob:
 
     def run(self, advance: Callable[[int], None]) -> ResultsView:
         """Replay (blocking: a worker's job); ``advance(n)`` as passes finish."""
-        import os
-
         from replay.engine import replay
 
+        start_process_helpers()
         (result,) = replay(self.rec, [self.request], self.names, jobs=self.jobs or os.cpu_count() or 1,
                            progress=advance)
         return ResultsView.from_result(result, self.label, str(self.recording), self.request, opened=self.rec)
+
+
+_HELPERS = threading.Lock()
+
+
+def start_process_helpers() -> None:
+    """Start multiprocessing's resource tracker and fork server with a real ``sys.stderr``.
+
+    The tracker is handed ``sys.stderr.fileno()``; inside Textual ``sys.stderr`` is a capture whose fileno()
+    is -1, and the engine's process pool failed with "bad value(s) in fds_to_keep". Started once here with
+    /dev/null in its place (the tracker's warnings must not draw over the screen), every later pool reuses them.
+    """
+    import multiprocessing
+    from multiprocessing import forkserver, resource_tracker
+
+    with _HELPERS:
+        try:
+            if sys.stderr.fileno() >= 0:
+                return
+        except (AttributeError, OSError, ValueError):
+            pass
+        saved = sys.stderr
+        with open(os.devnull, "w") as null:
+            sys.stderr = null
+            try:
+                resource_tracker.ensure_running()
+                if "forkserver" in multiprocessing.get_all_start_methods():
+                    forkserver.ensure_running()
+            finally:
+                sys.stderr = saved
 
 
 def describe_request(request: SettingsRequest) -> str:

@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pilot_wait import until
+from recbuild import CONFIGZ, T0, Observation, Plan, Tick, node_object, pods, summary_at, write
 from textual.widgets import Checkbox, Input, Static
 
 import replay.engine
@@ -153,3 +155,27 @@ async def test_an_eviction_opened_from_a_results_directory_shows_its_containers(
         rows = {r.key: r for r in table.records}
         assert set(rows) >= {"el1", "el-sidecar1"} and rows["el1"].style == "bold red"
         assert _notes(app) == []
+
+
+def _two_nodes(root: Path) -> Path:
+    plan = Plan()
+    start = T0 - timedelta(seconds=30)
+    plan.objects += [Observation(start, "pod", p) for p in pods()]
+    plan.objects += [Observation(start, "node", node_object(n)) for n in ("kind-worker", "other")]
+    plan.objects.append(Observation(start, "configz", CONFIGZ, node="kind-worker"))
+    for i in range(4):
+        when = T0 + timedelta(seconds=10 * i)
+        plan.ticks.append(Tick(when, {n: summary_at(when, 4 << 30, n) for n in ("kind-worker", "other")}))
+    return write(root, plan)
+
+
+async def test_a_recording_replays_over_worker_processes_inside_the_tui(
+        sample_cache: Path, tmp_path: Path) -> None:
+    """Textual's captured stderr has no file descriptor; the engine's process pool still starts (it failed with
+    "bad value(s) in fds_to_keep" before the multiprocessing helpers were started with a real one)."""
+    app = make_app(_two_nodes(tmp_path / "rec"), cache=sample_cache, export_dir=tmp_path, jobs=2)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.results or app.failed, "the replay")
+        assert app.failed is None
+        await _overview(app, pilot)
+        assert [n.node for n in app.view.nodes] == ["kind-worker", "other"]
