@@ -28,7 +28,7 @@ from replay.kubelet.manager import FsTopology, SyncResult
 from replay.kubelet.quantity import Quantity
 from replay.kubelet.ranking import RankFacts, pod_priority, rank_facts
 from replay.kubelet.thresholds import Threshold, ThresholdValue, get_threshold_quantity
-from replay.matching import match, real_evictions, recording_interval
+from replay.matching import admission_rejections, match, real_evictions, recording_interval
 from replay.reference import NodeRun, Pass, Replay
 from replay.results import (
     CONDITIONS_SCHEMA,
@@ -406,7 +406,7 @@ class ResultBuilder:
             signals=_concat_lazy([p.signals for p in self._partials], SIGNALS_SCHEMA),
             conditions=_concat([p.conditions for p in self._partials], CONDITIONS_SCHEMA).sort(
                 "node", "from", "condition"),
-            overcommit=overcommit, spool=self.spool,
+            overcommit=overcommit, spool=self.spool, admission_rejections=tuple(admission_rejections(rec)),
         )
 
 
