@@ -187,9 +187,12 @@ class PrometheusClient:
                     if status == 200 and isinstance(body, dict) and body.get("status") == "success":
                         return body.get("data")
                     if isinstance(body, dict) and body.get("status") == "error":
+                        error = str(body.get("error", ""))
                         raise PrometheusError(
-                            f"{body.get('errorType', 'error')}: {body.get('error', '')} (HTTP {status})".strip(),
+                            f"{body.get('errorType', 'error')}: {error} (HTTP {status})".strip(),
                             source=_q(query),
+                            hint="lower --window (the server's --query.max-samples bounds one query)"
+                            if "too many samples" in error else None,
                         )
                     raise PrometheusError(
                         f"HTTP {status} from {self.base}: not a Prometheus API response "

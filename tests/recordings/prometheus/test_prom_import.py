@@ -408,3 +408,30 @@ def test_a_repeated_scrape_is_not_fresh_stats(slow_disk_case: Loaded, tmp_path: 
     assert shared is not None
     assert shared["node"]["fs"]["time"] == shared["node"]["runtime"]["imageFs"]["time"]  # tick 14's scrape
     assert shared["node"]["runtime"]["imageFs"]["inodesFree"] == shared["node"]["fs"]["inodesFree"]
+
+
+class _TooMany(http.server.BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        body = (b'{"status":"error","errorType":"execution","error":"query processing would load too many samples '
+                b'into memory in query execution"}')
+        self.send_response(422)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+def test_the_servers_sample_limit_says_to_lower_the_window() -> None:
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _TooMany)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        with PrometheusClient(ClientOptions(url=f"http://127.0.0.1:{srv.server_address[1]}")) as c, \
+                pytest.raises(PrometheusError, match=r"query up: execution: .*too many samples.*; lower --window"):
+            c.query("up", 1700000000)
+    finally:
+        srv.shutdown()
+        srv.server_close()
