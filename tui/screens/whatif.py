@@ -30,8 +30,8 @@ FIELDS = (
 )
 
 
-COUNTERFACTUAL_HINT = ("closed loop: take each predicted eviction's pod usage off its node's later summaries "
-                       "(--counterfactual, replay/COUNTERFACTUAL.md)")
+COUNTERFACTUAL_HINT = "closed loop: an evicted pod's usage leaves its node's later summaries"
+"""The what-if form's checkbox (``--counterfactual``; the model and its limits: replay/COUNTERFACTUAL.md)."""
 
 
 def request_from_form(version: str, values: dict[str, str], *, counterfactual: bool = False) -> SettingsRequest:
