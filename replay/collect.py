@@ -384,6 +384,7 @@ class ResultBuilder:
             ))
         settings = {**self.request.describe(), "digest": settings_digest([p.settings for p in self._partials])}
         extra = [*getattr(rec, "notes", [])]
+        extra += [f"recording source ({rec.manifest.source}): {note}" for note in rec.manifest.notes]
         unfresh = rec.unfresh_pods()
         for p in self._partials:
             stale, missing = unfresh.get(p.node, (0, 0))

@@ -25,7 +25,8 @@ def explain_moment(rec: Recording, request: SettingsRequest, node: str | None, m
                    jobs: int = 1) -> Explanation:
     found = engine_moment(rec, request, node, moment, jobs=jobs)
     explanation = explanation_of(found.run, found.p, moment)
-    return dataclasses.replace(explanation, notes=(*explanation.notes, *found.notes))
+    source = tuple(f"recording source ({rec.manifest.source}): {note}" for note in rec.manifest.notes)
+    return dataclasses.replace(explanation, notes=(*explanation.notes, *found.notes, *source))
 
 
 def explanation_of(run: NodeRun, p: Pass, moment: Moment) -> Explanation:

@@ -138,6 +138,9 @@ def test_manifest_names_the_source_and_the_missing_series(memory_case: Loaded, t
     assert any("process_count: no series" in n and "pid not decidable" in n for n in manifest["notes"])
     assert "note: pods[].process_stats.process_count" in done.stderr
     assert manifest["counts"]["evictions"] >= 1  # the real Evicted event from --events
+    replayed = _run("replay", str(tmp_path / "imp"), "--json")  # the replay states what the source could not give
+    notes = orjson.loads(replayed.stdout)["notes"]
+    assert any(n.startswith("recording source (prometheus): ") and "pid not decidable" in n for n in notes)
 
 
 @needs_server
