@@ -28,9 +28,10 @@ import orjson
 from .errors import InputError, RecordingError
 
 FORMAT_NAME = "evictlens-recording"
-SCHEMA_VERSION = 2
-# Every schema version this evictlens reads (FORMAT.md §9): v1 parts have no checksums.json.
-READABLE_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+# Every schema version this evictlens reads (FORMAT.md §9): v1 parts have no checksums.json, v1 and v2
+# recordings no kernel_events table (they read as having no kernel kills).
+READABLE_VERSIONS = (1, 2, 3)
 MANIFEST = "manifest.json"
 LOCK = "writer.lock"
 CHECKSUMS = "checksums.json"

@@ -393,6 +393,34 @@ class Recording:
 
         return {"evictions": pods(self.evictions()), "admission_rejections": pods(self.evictions(admission=True))}
 
+    def kernel_events(self) -> list[dict[str, Any]]:
+        """What the kernel did and the nodes' Ready transitions (FORMAT.md §5 ``kernel_events``), each fact once,
+        in time order; a ``SystemOOM`` row's ``kills`` is how many kills it adds to the Event's earlier versions
+        (the Event's ``count`` grows when repeats are aggregated). Schema v1/v2 recordings have none."""
+        from .kernel import SYSTEM_OOM, row_key
+
+        rows = self._table("kernel_events").sort("observed", maintain_order=True).to_dicts()
+        seen: set[tuple[Any, ...]] = set()
+        counted: dict[Any, int] = {}
+        out = []
+        for row in rows:
+            key = row_key(row)
+            if key in seen:
+                continue
+            seen.add(key)
+            kills = 1
+            if row["kind"] == SYSTEM_OOM:
+                event = row["uid"] or row["message"]
+                before = counted.get(event, 0)
+                count = row["count"] or 1
+                if count <= before:
+                    continue
+                kills = count - before if before else count
+                counted[event] = count
+            out.append({**row, "time": row["time"] or row["observed"], "kills": kills})
+        out.sort(key=lambda r: r["time"])
+        return out
+
     # -- counts ---------------------------------------------------------------------------
     def count_rows(self) -> dict[str, int]:
         """Counts for the manifest and ``evictlens info``; metric_samples counts stored numbers."""
@@ -404,6 +432,9 @@ class Recording:
             "objects": self._collect("objects", self.scan("objects").select(pl.len())).item(),
             "evictions": self._collect("evictions", self.scan("evictions").select(pl.len())).item(),
         }
+        kernel = self._collect("kernel_events", self.scan("kernel_events").select(pl.len())).item()
+        if kernel:  # schema v3; absent from older manifests' counts, so only when there are some
+            counts["kernel_events"] = kernel
         metric = 0
         for table in SERIES:
             values = [c for c, _k, kind, _g in table.columns() if kind == "u64"]

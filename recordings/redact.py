@@ -34,6 +34,8 @@ EVENT_REASONS = frozenset(
         "NodeHasInsufficientPID",
         "NodeHasSufficientPID",
         "Starting",
+        # the kubelet's OOM watcher (pkg/kubelet/oom/oom_watcher_linux.go): a kernel kill on the node, on the Node
+        "SystemOOM",
     }
 )
 _SECRET_CONFIG_KEYS = frozenset({"staticPodURLHeader"})

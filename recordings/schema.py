@@ -188,18 +188,43 @@ EVICTIONS = pl.Schema(
         "time": TIME,
     }
 )
+KERNEL_EVENTS = pl.Schema(
+    {
+        "observed": TIME,
+        "kind": pl.String(),
+        "source": pl.String(),
+        "node": pl.String(),
+        "namespace": pl.String(),
+        "name": pl.String(),
+        "uid": pl.String(),
+        "container": pl.String(),
+        "reason": pl.String(),
+        "message": pl.String(),
+        "victim": pl.String(),
+        "pid": pl.Int64(),
+        "exit_code": pl.Int64(),
+        "restart_count": pl.Int64(),
+        "status": pl.String(),
+        "count": pl.Int64(),
+        "time": TIME,
+    }
+)
+"""Schema v3: what the kernel did (``OOMKilled`` containers, ``SystemOOM`` events) and the node's ``Ready``
+transitions, derived from the observed objects as they arrive (recordings/kernel.py)."""
 RAW = pl.Schema({"observed": TIME, "node": pl.String(), "endpoint": pl.String(), "body": pl.String()})
 
 ALL_SCHEMAS: dict[str, pl.Schema] = {t.name: t.schema() for t in SERIES} | {
     "ticks": TICKS,
     "objects": OBJECTS,
     "evictions": EVICTIONS,
+    "kernel_events": KERNEL_EVENTS,
     "raw": RAW,
 }
 SORT_KEYS: dict[str, tuple[str, ...]] = {t.name: t.sort for t in SERIES} | {
     "ticks": ("node", "tick"),
     "objects": ("kind", "observed"),
     "evictions": ("observed",),
+    "kernel_events": ("observed",),
     "raw": ("observed",),
 }
 

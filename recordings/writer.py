@@ -23,6 +23,7 @@ import orjson
 import polars as pl
 
 from . import format as fmt
+from . import kernel
 from .errors import RecordingError
 from .journal import JournalWriteError, JournalWriter
 from .redact import REDACTORS
@@ -61,7 +62,7 @@ def frame_from_columns(name: str, cols: Mapping[str, list[Any]]) -> pl.DataFrame
 
 def _empty_tables() -> dict[str, Columns]:
     out = {t.name: empty_columns(t) for t in SERIES}
-    for name in ("ticks", "objects", "evictions", "raw"):
+    for name in ("ticks", "objects", "evictions", "kernel_events", "raw"):
         out[name] = {c: [] for c in ALL_SCHEMAS[name]}
     return out
 
@@ -350,7 +351,21 @@ class RecordingWriter:
             if version and name:
                 self.manifest.kubelet_versions[name] = version
         self._note_eviction(kind, body, at, node)
+        self._note_kernel(kind, body, at, node)
         return True
+
+    def _note_kernel(self, kind: str, body: Mapping[str, Any], at: int, node: str | None) -> None:
+        """Kernel kills and Ready transitions this version shows that no earlier one did (FORMAT.md §5)."""
+        cols = self._loose["kernel_events"]
+        for row in kernel.rows_of(kind, body, node):
+            key = ("kernel", orjson.dumps(kernel.row_key(row)).decode())
+            if key in self._last_hash:
+                continue
+            self._last_hash[key] = b""
+            row["time"] = _micros_or_none(row["time"])
+            for col, value in row.items():
+                cols[col].append(value)
+            cols["observed"].append(at)
 
     def _note_eviction(self, kind: str, body: Mapping[str, Any], at: int, node: str | None) -> None:
         if kind == "event" and body.get("reason") == "Evicted":

@@ -59,7 +59,7 @@ def test_every_part_has_checksums_of_its_files_and_the_schema_is_v2(tmp_path: Pa
     assert set(sums["files"]) == {f.name for f in part.glob("*.parquet")}
     for name, entry in sums["files"].items():
         assert fmt.file_crc32(part / name) == (entry["bytes"], entry["crc32"])
-    assert open_recording(tmp_path / "rec").manifest.schema_version == fmt.SCHEMA_VERSION == 2
+    assert open_recording(tmp_path / "rec").manifest.schema_version == fmt.SCHEMA_VERSION == 3
 
 
 def test_flipped_bytes_in_a_part_are_an_error_naming_the_file(tmp_path: Path) -> None:
@@ -174,7 +174,7 @@ def test_unknown_schema_version_is_one_line(tmp_path: Path) -> None:
     m["schema_version"] = 7
     (root / fmt.MANIFEST).write_text(json.dumps(m))
     err = _one_line_error(run_cli("info", str(root)))
-    assert "manifest.json: schema_version: schema_version 7 is not supported; this evictlens reads versions 1, 2" in err
+    assert "manifest.json: schema_version: schema_version 7 is not supported; this evictlens reads versions 1, 2, 3" in err
 
 
 def test_a_recording_with_no_ticks_or_a_node_with_no_data_is_refused_for_replay(tmp_path: Path) -> None:

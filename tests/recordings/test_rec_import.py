@@ -110,7 +110,7 @@ def test_info_prints_manifest_and_counts(tmp_path: Path) -> None:
     res = run_cli("info", str(tmp_path / "rec"), "--json")
     assert res.returncode == 0, res.stderr
     info = json.loads(res.stdout)
-    assert info["manifest"]["schema_version"] == 2 and info["counts"]["pod_samples"] == 17
+    assert info["manifest"]["schema_version"] == 3 and info["counts"]["pod_samples"] == 17
     assert info["counts"]["metric_samples"] > 0 and info["bytes_on_disk"] > 0
     text = run_cli("info", str(tmp_path / "rec")).stdout
     assert "finalized" in text and "pod_samples" in text
