@@ -10,11 +10,12 @@ reference code has to run.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import repeat
 from typing import Any
 
@@ -134,6 +135,22 @@ _CONTAINER_LOGS, _CONTAINER_LOGS_COLS = _group(CONTAINER_STATS, ("logs",))
 _VOLUME, _VOLUME_COLS = _group(VOLUME_STATS, ())
 
 
+def _lean_fs(cols: list[str]) -> list[str]:
+    return [cols[0], cols[3], cols[6]]  # time, usedBytes, inodesUsed
+
+
+_LEAN: dict[str, list[str]] = {
+    POD_STATS.name: ["tick", "pod", "pod_uid", "present", *_POD_REF_COLS, _POD_MEMORY_COLS[0], _POD_MEMORY_COLS[3],
+                     *_POD_PROCESS_COLS, _POD_EPHEMERAL_COLS[0]],
+    CONTAINER_STATS.name: ["tick", "pod", "container", "present", *_CONTAINER_NAME_COLS, _CONTAINER_MEMORY_COLS[0],
+                           _CONTAINER_MEMORY_COLS[3], *_lean_fs(_CONTAINER_ROOTFS_COLS),
+                           *_lean_fs(_CONTAINER_LOGS_COLS)],
+    VOLUME_STATS.name: ["tick", "pod", "volume", "present", _VOLUME_COLS[0], *_lean_fs(_VOLUME_COLS[1:])],
+}
+"""The columns a lean build reads (working sets, process counts, bytes and inodes used), with every time
+column (a tick whose times the reference cannot read back is built by the reference)."""
+
+
 class _Rows:
     """One table's rows in a window, sorted (stably) by ``keys`` (tick first), as summary_codec.decode
     orders them; columns become Python lists when first read (times as µs)."""
@@ -197,16 +214,18 @@ class _PodTables:
     """A window's pod, container and (when a pass needs filesystems) volume rows, and the direct build of
     parse_summary's PodStats from them."""
 
-    def __init__(self, window: SummaryWindow) -> None:
-        self.window = window
-        pods = window._collect(POD_STATS)
+    def __init__(self, collect: Callable[[Table, Sequence[str] | None], pl.DataFrame], full: bool) -> None:
+        self._collect = collect
+        self.full = full
+        """Every column (a WHOLE build, the reference's decode), else those a lean build reads (_LEAN)."""
+        pods = collect(POD_STATS, None if full else _LEAN[POD_STATS.name])
         self.pods = _Rows(pods, ("tick", "pod"))
         self.odd: set[int] = {int(t) for t in pods.filter(pl.struct("tick", "pod").is_duplicated())["tick"]}
-        self.containers = _Rows(window._collect(CONTAINER_STATS), ("tick", "pod", "container"))
-        self._orphans(self.containers.frame)
-        self._orphans(window._collect(VOLUME_STATS, ["tick", "pod", "time"]))
+        containers = collect(CONTAINER_STATS, None if full else _LEAN[CONTAINER_STATS.name])
+        self.containers = _Rows(containers, ("tick", "pod", "container"))
+        self._orphans(containers)
+        self._orphans(collect(VOLUME_STATS, ["tick", "pod", "time"]))
         self.odd.update(_unreadable_times(pods))
-        self.odd.update(_unreadable_times(self.containers.frame))
         self._volumes: _Rows | None = None
 
     def _orphans(self, entries: pl.DataFrame) -> None:
@@ -216,7 +235,8 @@ class _PodTables:
 
     def volumes(self) -> _Rows:
         if self._volumes is None:
-            self._volumes = _Rows(self.window._collect(VOLUME_STATS), ("tick", "pod", "volume"))
+            columns = None if self.full else _LEAN[VOLUME_STATS.name]
+            self._volumes = _Rows(self._collect(VOLUME_STATS, columns), ("tick", "pod", "volume"))
         return self._volumes
 
     def rows(self, table: Table, tick: int) -> list[dict[str, Any]]:
@@ -330,24 +350,21 @@ class SummaryWindow:
     def __init__(self, node: NodeColumns, ticks: Sequence[int]) -> None:
         self.node = node
         self.ticks = list(ticks)
-        self.parsed: dict[tuple[Any, ...], Summary] = {}
-        """(tick, parts[, UIDs]) → the parsed summary (SummaryAt.built)."""
+        self.parsed: dict[tuple[int, int], Summary] = {}
+        """(tick, parts) → the parsed summary of every pod (SummaryAt.built), whichever variant asks."""
         self._pods: _PodTables | None = None
-        self._node = _Rows(self._collect(NODE_STATS), ("tick",))
-        self._system = _Rows(self._collect(SYSTEM_STATS), ("tick",))
-
-    def _collect(self, table: Table, columns: Sequence[str] | None = None) -> pl.DataFrame:
-        ticks = self.ticks
-        wanted = pl.col("tick").is_between(min(ticks), max(ticks)) & pl.col("tick").is_in(ticks)
-        frame = self.node._scan(table.name).filter(wanted)
-        return self.node._collect(table.name, frame if columns is None else frame.select(columns))
+        self._collect = partial(_collect_ticks, node, self.ticks)  # not a method: the pod tables keep it
+        self._node = _Rows(self._collect(NODE_STATS, None), ("tick",))
+        self._system = _Rows(self._collect(SYSTEM_STATS, None), ("tick",))
 
     def has(self, tick: int) -> bool:
         return tick in self._node.by_tick
 
-    def pod_tables(self) -> _PodTables:
-        if self._pods is None:
-            self._pods = _PodTables(self)
+    def pod_tables(self, full: bool = False) -> _PodTables:
+        """The window's pod tables, read when first needed: the columns lean builds read, then every column
+        once a build needs them."""
+        if self._pods is None or (full and not self._pods.full):
+            self._pods = _PodTables(self._collect, full)
         return self._pods
 
     def node_part(self, tick: int) -> dict[str, Any]:
@@ -355,8 +372,15 @@ class SummaryWindow:
         return decode(self._node.first(tick), self._system.rows(tick), [], [], [])
 
     def whole(self, tick: int) -> dict[str, Any]:
-        pods = self.pod_tables()
+        pods = self.pod_tables(full=True)
         return decode(self._node.first(tick), self._system.rows(tick), *(pods.rows(t, tick) for t in SERIES[2:]))
+
+
+def _collect_ticks(node: NodeColumns, ticks: list[int], table: Table, columns: Sequence[str] | None) -> pl.DataFrame:
+    """One table's rows of ``node`` at ``ticks`` (only ``columns``, when given)."""
+    wanted = pl.col("tick").is_between(min(ticks), max(ticks)) & pl.col("tick").is_in(ticks)
+    frame = node._scan(table.name).filter(wanted)
+    return node._collect(table.name, frame if columns is None else frame.select(columns))
 
 
 class SummaryAt:
@@ -391,8 +415,8 @@ class SummaryAt:
         if parts == WHOLE:
             uids = None
         window = self.window
-        key = (self.tick, parts) if uids is None else (self.tick, parts, frozenset(uids))
-        found = window.parsed.get(key)
+        key = (self.tick, parts)
+        found = window.parsed.get(key) if uids is None else None
         if found is not None:
             return found
         node = window.parsed.get((self.tick, NODE_PART))
@@ -401,10 +425,11 @@ class SummaryAt:
         if parts == NODE_PART:
             return node
         try:
-            found = Summary(node=node.node, pods=window.pod_tables().build(self.tick, parts, uids))
+            found = Summary(node=node.node, pods=window.pod_tables(full=parts == WHOLE).build(self.tick, parts, uids))
         except _Odd:
             found = parse_summary(self.whole(), source=source)
-        window.parsed[key] = found
+        if uids is None:  # a pass's own candidates' stats are not kept: they die with the pass
+            window.parsed[key] = found
         return found
 
 
@@ -510,7 +535,7 @@ class NodeColumns:
     """One node of a :class:`GroupColumns`: its passes, chunks and the summaries the reference needs."""
 
     def __init__(self, group: GroupColumns, node: str, ticks: Sequence[TickInfo], stats: pl.DataFrame) -> None:
-        self.group = group
+        self._group = weakref.ref(group)  # the group holds its nodes: no cycle for the collector to find
         self.rec = group.rec
         self.node = node
         self.infos = {t.index: t for t in ticks}
@@ -522,6 +547,12 @@ class NodeColumns:
             earliest.append(sampled)
         self.earliest: datetime | None = min(earliest) if earliest else None
         """No pass's manager clock (the stats' sample time, else the tick time) is earlier than this."""
+
+    @property
+    def group(self) -> GroupColumns:
+        group = self._group()
+        assert group is not None, "a node's columns outlived their group"
+        return group
 
     def _scan(self, table: str) -> pl.LazyFrame:
         return self.rec.scan(table).filter(pl.col("node") == self.node)

@@ -341,18 +341,19 @@ class NodeReplay:
         pods, _late = self._pods_at(tick, when)
         candidates = [p for p in active_pods(pods, self.node) if p.uid not in run.evicted_uids]
         forced = tick in self._forced()
-        if not forced and all(podutil.is_critical_pod(p) for p in candidates):
-            result = manager.synchronize(recorded.parsed(whole=False, source=source), candidates, when)
-        else:  # away from a storage tick, only the pods' stats the pass can read (replay.fast.lean)
-            result, candidates = _synchronize_built(run, manager, recorded, when, source, forced, candidates)
-        self.acc.error(result.error)
-        p = Pass(self.node, tick, chunk.infos[tick].time, when, result, tuple(candidates))
-        self.last_pass = p
-        for eviction in result.evictions:
-            if eviction.pod.uid not in run.evicted_uids:
-                self._evicted.append(eviction.pod.uid)
-            run.evicted_uids.add(eviction.pod.uid)
-            self.acc.evicted(p, run, eviction)
+        with lean.no_cyclic_gc():
+            if not forced and all(podutil.is_critical_pod(p) for p in candidates):
+                result = manager.synchronize(recorded.parsed(whole=False, source=source), candidates, when)
+            else:  # away from a storage tick, only the pods' stats the pass can read (replay.fast.lean)
+                result, candidates = _synchronize_built(run, manager, recorded, when, source, forced, candidates)
+            self.acc.error(result.error)
+            p = Pass(self.node, tick, chunk.infos[tick].time, when, result, tuple(candidates))
+            self.last_pass = p
+            for eviction in result.evictions:
+                if eviction.pod.uid not in run.evicted_uids:
+                    self._evicted.append(eviction.pod.uid)
+                run.evicted_uids.add(eviction.pod.uid)
+                self.acc.evicted(p, run, eviction)
         return result, candidates
 
     def _pod_totals(self, pod: Pod) -> PodTotals:

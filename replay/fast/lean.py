@@ -15,6 +15,9 @@ state.
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -117,3 +120,18 @@ class ManagerState:
         manager.node_conditions = list(self.node_conditions)
         manager.node_conditions_last_observed_at = dict(self.node_conditions_last_observed_at)
         manager.last_observations = dict(self.last_observations)
+
+
+@contextmanager
+def no_cyclic_gc() -> Iterator[None]:
+    """A delegated pass allocates thousands of short-lived objects without reference cycles (stats, keys,
+    quantities, the eviction's record): freed by their reference counts, while the cyclic collector's passes
+    they trigger would walk every long-lived object of the process (about a sixth of a busy what-if)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
