@@ -179,3 +179,22 @@ async def test_a_recording_replays_over_worker_processes_inside_the_tui(
         assert app.failed is None
         await _overview(app, pilot)
         assert [n.node for n in app.view.nodes] == ["kind-worker", "other"]
+
+
+NAVIGATION = {"push_screen", "call_from_thread", "copy_to_clipboard", "exit"}
+"""What a screen may still ask of the app directly: to show a screen, to run on its thread, the clipboard, to quit."""
+
+
+def test_screens_post_messages_instead_of_driving_the_app() -> None:
+    """Work (a what-if, another current result, a comparison) is asked for with a message that bubbles up."""
+    import ast
+
+    screens = Path(__file__).resolve().parents[2] / "tui" / "screens"
+    calls: set[str] = set()
+    for path in screens.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Attribute) and node.func.value.attr in ("app", "el_app")
+                    and isinstance(node.func.value.value, ast.Name) and node.func.value.value.id == "self"):
+                calls.add(f"{path.name}: {node.func.attr}")
+    assert {c for c in calls if c.split(": ")[1] not in NAVIGATION} == set()
