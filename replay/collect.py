@@ -22,6 +22,7 @@ import polars as pl
 from recordings.reader import Recording
 from replay.counterfactual import NOTE as COUNTERFACTUAL_NOTE
 from replay.impact import OVERCOMMIT_RESOURCES, PodTotals, explain_ranking, overcommit_lead, owner_impact, pod_totals
+from replay.kernel import kernel_kills, ready_transitions, too_fast
 from replay.kubelet.api import Pod, parse_nodes
 from replay.kubelet.manager import Eviction as KubeletEviction
 from replay.kubelet.manager import FsTopology, SyncResult
@@ -400,14 +401,21 @@ class ResultBuilder:
             removed = sum(p.counterfactual_removed for p in self._partials)
             base_notes = (NOTES[0], f"{COUNTERFACTUAL_NOTE}; {removed} pod stats entries removed from later summaries",
                           *NOTES[2:])
+        # the kernel's side (issue 17): its recorded kills, Ready transitions, memory gone between two passes
+        signals = _concat_lazy([p.signals for p in self._partials], SIGNALS_SCHEMA)
+        names = [p.node for p in self._partials]
+        kills = kernel_kills(rec, names)
+        races = too_fast(signals, nodes, kills)
+        nodes = [replace(n, too_fast=races.get(n.node, ())) for n in nodes]
         return ReplayResult(
             recording=str(rec.root), interval_seconds=interval, settings=settings, nodes=tuple(nodes),
             evictions=evictions, matches=matches,
             notes=(*base_notes, *extra, *notes),
-            signals=_concat_lazy([p.signals for p in self._partials], SIGNALS_SCHEMA),
+            signals=signals,
             conditions=_concat([p.conditions for p in self._partials], CONDITIONS_SCHEMA).sort(
                 "node", "from", "condition"),
             overcommit=overcommit, spool=self.spool, admission_rejections=tuple(admission_rejections(rec)),
+            kernel_kills=kills, ready_transitions=ready_transitions(rec, names),
         )
 
 

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from recordings.console import make_console, print_table
 from replay.kubelet.duration import format_duration
-from replay.results import Eviction, NodeResult, ReplayResult, ThresholdSetting
+from replay.results import Eviction, KernelKill, NodeResult, ReplayResult, ThresholdSetting, TooFast
 from replay.textdiff import diff_segments
 
 _UNITS = ("", "Ki", "Mi", "Gi", "Ti", "Pi")
@@ -161,6 +161,12 @@ def print_result(result: ReplayResult, *, output: str | None = None, console: Co
             out.print(line, markup=False)
         if n.horizon is not None:
             out.print(f"  as recorded until {fmt_time(n.horizon)}, modelled after: {n.horizon_reason}", markup=False)
+        for r in result.ready_transitions:
+            if r.node == n.node:
+                why = f" ({r.reason}{': ' + r.message if r.message else ''})" if r.reason else ""
+                out.print(f"  Ready {r.status} from {fmt_time(r.time)}{why}", markup=False)
+        for race in n.too_fast:
+            out.print(f"  [bold red]{too_fast_text(race, result.interval_seconds)}[/bold red]")
     if result.evictions:
         table = Table(title="evictions the kubelet would make", title_justify="left")
         for col in ("#", "time", "node", "pod", "cause", "observed < threshold", "grace"):
@@ -178,6 +184,8 @@ def print_result(result: ReplayResult, *, output: str | None = None, console: Co
                 out.print(Text(f"  {key}: {value}"), soft_wrap=True)
             for impact in impact_lines(e):
                 out.print(impact, soft_wrap=True)
+    if result.kernel_kills:
+        print_table(out, kernel_kills_table(result.kernel_kills))
     if result.matches:
         table = Table(title="real evictions (ground truth) against the replay", title_justify="left")
         for col in ("pod", "predicted", "in time", "same message", "real message ([-only real-] {+only predicted+})"):
@@ -199,6 +207,43 @@ def print_result(result: ReplayResult, *, output: str | None = None, console: Co
               f"{len(result.evictions)} predicted evictions; {ground_truth_summary(result)}{where}", markup=False)
 
 
+def kill_victim(k: KernelKill) -> str:
+    """Who the kernel killed: ``ns/pod container`` or the SystemOOM event's process."""
+    if k.pod is not None:
+        return f"{k.namespace}/{k.pod} {k.container or ''}".rstrip()
+    if k.victim is not None:
+        return f"process {k.victim}" + (f" (pid {k.pid})" if k.pid is not None else "")
+    return "a process (not named)"
+
+
+def kernel_kills_table(kills: Sequence[KernelKill]) -> Table:
+    """The kernel's kills (ground truth), one row each, next to the evictions."""
+    table = Table(title="kernel OOM kills (ground truth: the kernel acted, not the kubelet)", title_justify="left")
+    for col in ("time", "node", "kind", "killed", "details"):
+        table.add_column(col, overflow="fold", no_wrap=col == "time")
+    for k in kills:
+        if k.kind == "OOMKilled":
+            details = f"exit code {k.exit_code if k.exit_code is not None else '—'}"
+            if k.restart_count is not None:
+                details += f", restarts {k.restart_count}"
+        else:
+            details = k.message or ""
+        if k.count > 1:
+            details += f" (×{k.count})"
+        table.add_row(fmt_time(k.time), k.node or "—", k.kind, kill_victim(k), details)
+    return table
+
+
+def too_fast_text(t: TooFast, interval_seconds: float | None) -> str:
+    """``too fast for a 10 s loop: 1.2Gi in 8 s (memory.available 1.3Gi at 10:00:00Z, above 100Mi; …)``."""
+    loop = interval_seconds if interval_seconds else (t.to_time - t.from_time).total_seconds()
+    above = f", above {fmt_bytes(t.threshold_value)}" if t.threshold_value is not None else ""
+    then = (f"{t.kills} kernel kill{'' if t.kills == 1 else 's'} before the next pass" if t.kills
+            else f"{fmt_bytes(t.to_available)} at {fmt_time(t.to_time)}")
+    return (f"too fast for a {loop:g} s loop: {fmt_bytes(t.fell_bytes)} in {t.seconds:g} s ({t.signal} "
+            f"{fmt_bytes(t.from_available)} at {fmt_time(t.from_time)}{above}; then {then})")
+
+
 def ground_truth_summary(result: ReplayResult) -> str:
     """``3 real evictions: 2 matched by the replay, 1 with the exact message`` — "predicted" names the replay's
     own evictions only; admission rejections are counted apart, never as real evictions."""
@@ -211,4 +256,10 @@ def ground_truth_summary(result: ReplayResult) -> str:
     refused = len(result.admission_rejections)
     if refused:
         text += f"; {refused} admission rejection{'' if refused == 1 else 's'} (not evictions, not scored)"
+    kills = sum(k.count for k in result.kernel_kills)
+    if kills:
+        text += f"; {kills} kernel OOM kill{'' if kills == 1 else 's'}"
+    races = sum(len(n.too_fast) for n in result.nodes)
+    if races:
+        text += f"; memory ran out between two passes {races} time{'' if races == 1 else 's'}"
     return text

@@ -15,10 +15,11 @@ from typing import Any
 
 import polars as pl
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Of the results directory (``replay/RESULTS.md``); readers refuse versions they do not know.
-2: per-node ``horizon``/``horizon_reason``. 3: ``admission_rejections``."""
-READABLE_VERSIONS = (1, 2, 3)
+2: per-node ``horizon``/``horizon_reason``. 3: ``admission_rejections``. 4: ``kernel_kills``,
+``ready_transitions``, per-node ``too_fast``."""
+READABLE_VERSIONS = (1, 2, 3, 4)
 """Every version this evictlens ever wrote: an older results directory still opens (new keys take defaults)."""
 
 TIME = pl.Datetime("us", "UTC")
@@ -88,6 +89,35 @@ class ThresholdSetting:
 
 
 @dataclass(frozen=True)
+class TooFast:
+    """Memory fell from above the hard threshold to exhaustion between two passes: the kubelet, acting only at
+    its passes, had no pass at which to evict before the kernel had to (``replay.kernel.too_fast``)."""
+
+    node: str
+    signal: str
+    from_tick: int
+    from_time: datetime
+    from_available: int
+    """At the pass before: above every hard threshold on the signal (the kubelet saw nothing to act on)."""
+    to_tick: int
+    to_time: datetime
+    to_available: int
+    """At the next pass: at most ``exhausted_below``, or anything when a kernel kill came in between (its kill
+    freed memory again)."""
+    threshold_value: int | None
+    """The highest hard threshold on the signal, resolved against capacity (None: no hard threshold)."""
+    exhausted_below: int
+    """What counts as exhausted: ``max(64Mi, 1% of capacity)``."""
+    kills: int
+    """Kernel kills recorded on the node after the first pass, up to the second."""
+    seconds: float
+    """How fast: from the first pass to the first kernel kill in between, else to the second pass."""
+    fell_bytes: int
+    """How far: ``from_available − to_available``, or all of ``from_available`` when a kill shows memory ran
+    out."""
+
+
+@dataclass(frozen=True)
 class NodeResult:
     """One node: the kubelet it was replayed as, its effective settings with their sources, and counts."""
 
@@ -120,6 +150,8 @@ class NodeResult:
     recording shows a world the replay's settings would not have produced; None: they never part."""
     horizon_reason: str = ""
     """What parted them, e.g. ``the replay evicts default/web-1, which the recording does not show evicted``."""
+    too_fast: tuple[TooFast, ...] = ()
+    """Every moment memory fell from above the hard threshold to exhaustion between two of the node's passes."""
 
 
 @dataclass(frozen=True)
@@ -197,6 +229,47 @@ class RealEviction:
 
 
 @dataclass(frozen=True)
+class KernelKill:
+    """Ground truth of what the kernel did (the recording's ``kernel_events``, recordings/kernel.py): a container
+    terminated ``OOMKilled``, or the kubelet's ``SystemOOM`` Event for a node-wide kill."""
+
+    node: str | None
+    namespace: str | None
+    pod: str | None
+    """The pod of an ``OOMKilled`` container; None for ``SystemOOM`` (the Event names only a process)."""
+    uid: str | None
+    container: str | None
+    time: datetime
+    """``finishedAt`` of the termination, or the Event's last timestamp."""
+    kind: str
+    """``OOMKilled`` or ``SystemOOM``."""
+    message: str | None
+    """The Event's message (``System OOM encountered, victim process: java, pid: 4242``); None for a container."""
+    victim: str | None
+    """The victim process of a ``SystemOOM`` (None when the kubelet did not know it)."""
+    pid: int | None
+    exit_code: int | None
+    restart_count: int | None
+    count: int
+    """Kills this entry stands for: 1, or the growth of an aggregated ``SystemOOM`` Event's count."""
+    source: str
+    """``pod`` (a container status) or ``event``."""
+
+
+@dataclass(frozen=True)
+class ReadyTransition:
+    """The node's ``Ready`` condition changing, from the recorded node objects (a kubelet starved of memory stops
+    posting status: ``Unknown``)."""
+
+    node: str
+    time: datetime
+    """The condition's ``lastTransitionTime``."""
+    status: str | None
+    reason: str | None
+    message: str | None
+
+
+@dataclass(frozen=True)
 class Match:
     """A real eviction against the replay's eviction of the same pod, if any."""
 
@@ -234,6 +307,10 @@ class ReplayResult:
     admission_rejections: tuple[RealEviction, ...] = ()
     """Pods the recording shows refused at admission (``The node had condition: [...]. ``): not evictions,
     so not in ``matches``; counted apart (replay.matching.admission_rejections)."""
+    kernel_kills: tuple[KernelKill, ...] = ()
+    """What the kernel killed on the replayed nodes (ground truth beside the evictions), in time order."""
+    ready_transitions: tuple[ReadyTransition, ...] = ()
+    """The replayed nodes' ``Ready`` transitions during the recording (and a node not ready when it started)."""
 
     def node(self, name: str) -> NodeResult:
         for n in self.nodes:

@@ -26,12 +26,15 @@ from replay.results import (
     READABLE_VERSIONS,
     SIGNALS_SCHEMA,
     Eviction,
+    KernelKill,
     Match,
     NodeResult,
     RankedPod,
+    ReadyTransition,
     RealEviction,
     ReplayResult,
     ThresholdSetting,
+    TooFast,
 )
 
 RESULT_JSON = "result.json"
@@ -72,7 +75,20 @@ def _node_doc(n: NodeResult) -> dict[str, Any]:
         "errors": list(n.errors), "reasons": dict(n.reasons), "first_time": _time(n.first_time),
         "last_time": _time(n.last_time), "overcommit_lead_s": dict(n.overcommit_lead_s),
         "horizon": _time(n.horizon), "horizon_reason": n.horizon_reason,
+        "too_fast": [_too_fast_doc(t) for t in n.too_fast],
     }
+
+
+def _too_fast_doc(t: TooFast) -> dict[str, Any]:
+    return {**asdict(t), "from_time": _time(t.from_time), "to_time": _time(t.to_time)}
+
+
+def _kill_doc(k: KernelKill) -> dict[str, Any]:
+    return {**asdict(k), "time": _time(k.time)}
+
+
+def _ready_doc(r: ReadyTransition) -> dict[str, Any]:
+    return {**asdict(r), "time": _time(r.time)}
 
 
 def _real_doc(r: RealEviction) -> dict[str, Any]:
@@ -96,6 +112,8 @@ def to_document(result: ReplayResult) -> dict[str, Any]:
         "nodes": [_node_doc(n) for n in result.nodes], "evictions": [_eviction_doc(e) for e in result.evictions],
         "matches": [_match_doc(m) for m in result.matches], "notes": list(result.notes),
         "admission_rejections": [_real_doc(r) for r in result.admission_rejections],
+        "kernel_kills": [_kill_doc(k) for k in result.kernel_kills],
+        "ready_transitions": [_ready_doc(r) for r in result.ready_transitions],
     }
 
 
@@ -114,7 +132,7 @@ def write(result: ReplayResult, out: Path) -> None:
         write_private(tmp / RESULT_JSON, to_json(result) + b"\n")
 
 
-_TIMES = ("time", "first_time", "last_time", "horizon")
+_TIMES = ("time", "first_time", "last_time", "horizon", "from_time", "to_time")
 
 
 def _fields(cls: type, doc: Mapping[str, Any], **given: Any) -> dict[str, Any]:
@@ -182,11 +200,14 @@ def load(path: str | Path, *, signals: bool = True) -> ReplayResult:
                                impact=e.get("impact") or "")) for e in doc["evictions"])
         nodes = tuple(
             NodeResult(**_fields(NodeResult, n, thresholds=tuple(ThresholdSetting(**t) for t in n["thresholds"]),
-                                 errors=tuple(n["errors"]), overcommit_lead_s=dict(n.get("overcommit_lead_s") or {})))
+                                 errors=tuple(n["errors"]), overcommit_lead_s=dict(n.get("overcommit_lead_s") or {}),
+                                 too_fast=tuple(TooFast(**_fields(TooFast, t)) for t in n.get("too_fast") or ())))
             for n in doc["nodes"])
         matches = tuple(
             Match(**_fields(Match, m, real=RealEviction(**_fields(RealEviction, m["real"])))) for m in doc["matches"])
         refused = tuple(RealEviction(**_fields(RealEviction, r)) for r in doc.get("admission_rejections") or ())
+        kills = tuple(KernelKill(**_fields(KernelKill, k)) for k in doc.get("kernel_kills") or ())
+        ready = tuple(ReadyTransition(**_fields(ReadyTransition, r)) for r in doc.get("ready_transitions") or ())
     except (KeyError, TypeError) as err:
         raise InputError(f"missing or malformed field ({type(err).__name__}: {err})", source=str(doc_path)) from None
     return ReplayResult(
@@ -194,7 +215,7 @@ def load(path: str | Path, *, signals: bool = True) -> ReplayResult:
         evictions=evictions, matches=matches, notes=tuple(doc["notes"]),
         signals=pl.scan_parquet(files["signals"]), conditions=frames["conditions"],
         schema_version=doc["schema_version"], overcommit=pl.scan_parquet(files["overcommit"]),
-        admission_rejections=refused,
+        admission_rejections=refused, kernel_kills=kills, ready_transitions=ready,
     )
 
 

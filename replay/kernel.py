@@ -1,0 +1,113 @@
+"""The kernel's side of the race, next to the replay: the recording's kernel kills and Ready transitions, and the
+moments memory ran out between two kubelet passes.
+
+The kubelet evicts only at its passes (every ``evictionMonitoringPeriod``/housekeeping, 10 s, on stats that may
+be that old); memory that falls from above the hard threshold to nothing between two passes reaches the kernel's
+OOM killer first. Those moments are read off the result's own ``memory.available`` signal rows, and a recorded
+kill between two passes is the proof when the pass after it already shows the memory the kill freed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+import polars as pl
+
+from recordings.kernel import NODE_READY, OOM_KILLED, SYSTEM_OOM
+from recordings.reader import Recording
+from replay.results import KernelKill, NodeResult, ReadyTransition, TooFast
+
+SIGNAL = "memory.available"
+EXHAUSTED_FLOOR = 64 << 20
+EXHAUSTED_FRACTION = 0.01
+"""Exhausted: ``memory.available`` at most ``max(64Mi, 1% of capacity)`` (the kernel keeps its min watermark and
+the working set counts some reclaimable memory, so available rarely reads 0)."""
+
+
+def exhausted_below(capacity: int | None) -> int:
+    return max(EXHAUSTED_FLOOR, int((capacity or 0) * EXHAUSTED_FRACTION))
+
+
+def kernel_kills(rec: Recording, nodes: Iterable[str]) -> tuple[KernelKill, ...]:
+    """The recording's OOMKilled containers and SystemOOM events on ``nodes``, in time order."""
+    wanted = set(nodes)
+    out = []
+    for row in rec.kernel_events():
+        if row["kind"] not in (OOM_KILLED, SYSTEM_OOM) or row["node"] not in wanted:
+            continue
+        system = row["kind"] == SYSTEM_OOM
+        out.append(KernelKill(
+            node=row["node"], namespace=None if system else row["namespace"], pod=None if system else row["name"],
+            uid=None if system else row["uid"], container=row["container"], time=row["time"], kind=row["kind"],
+            message=row["message"], victim=row["victim"], pid=row["pid"], exit_code=row["exit_code"],
+            restart_count=row["restart_count"], count=int(row["kills"]), source=row["source"]))
+    return tuple(out)
+
+
+def ready_transitions(rec: Recording, nodes: Iterable[str]) -> tuple[ReadyTransition, ...]:
+    """The nodes' Ready transitions from the recording's first tick on, plus the state a node was in when the
+    recording started if it was not Ready (a Ready node's last transition long before is no news)."""
+    wanted = set(nodes)
+    first, _last = rec.time_range()
+    out = []
+    for row in rec.kernel_events():
+        if row["kind"] != NODE_READY or row["node"] not in wanted:
+            continue
+        before = first is not None and int(row["time"].timestamp() * 1_000_000) < first
+        if before and row["status"] == "True":
+            continue
+        out.append(ReadyTransition(row["node"], row["time"], row["status"], row["reason"], row["message"]))
+    return tuple(out)
+
+
+def too_fast(signals: pl.LazyFrame, nodes: Sequence[NodeResult], kills: Sequence[KernelKill]) -> dict[str, tuple[
+        TooFast, ...]]:
+    """Per node, each pair of consecutive passes where ``memory.available`` was above every hard threshold (and
+    above exhaustion) at the first and exhausted at the second, or a kernel kill came in between."""
+    hard = pl.DataFrame([(n.node, t.id, True) for n in nodes for t in n.thresholds if t.hard and t.signal == SIGNAL],
+                        schema={"node": pl.String, "threshold_id": pl.Int32, "_hard": pl.Boolean}, orient="row")
+    rows = signals.filter(pl.col("signal") == SIGNAL).select(
+        "node", "tick", "time", "available", "capacity", "threshold_id", "threshold_value").collect()
+    if rows.is_empty():
+        return {}
+    rows = rows.join(hard, on=["node", "threshold_id"], how="left")
+    passes = rows.with_columns(hard_value=pl.when(pl.col("_hard")).then(pl.col("threshold_value"))).group_by(
+        "node", "tick").agg(pl.col("time").first(), pl.col("available").first(), pl.col("capacity").first(),
+                            pl.col("hard_value").max()).sort("node", "tick")
+    by_node: dict[str, list[datetime]] = {}
+    for k in kills:
+        if k.node is not None:
+            by_node.setdefault(k.node, []).extend([k.time] * max(1, k.count))
+    out: dict[str, list[TooFast]] = {}
+    for (node,), df in passes.partition_by("node", as_dict=True, maintain_order=True).items():
+        times = sorted(by_node.get(str(node), []))
+        prev: dict[str, object] | None = None
+        for cur in df.iter_rows(named=True):
+            if prev is not None:
+                found = _race(str(node), prev, cur, times)
+                if found is not None:
+                    out.setdefault(str(node), []).append(found)
+            prev = cur
+    return {node: tuple(races) for node, races in out.items()}
+
+
+def _race(node: str, a: dict[str, object], b: dict[str, object], kill_times: list[datetime]) -> TooFast | None:
+    a_avail, b_avail = a["available"], b["available"]
+    if not isinstance(a_avail, int) or not isinstance(b_avail, int):
+        return None
+    assert isinstance(a["time"], datetime) and isinstance(b["time"], datetime)
+    threshold = a["hard_value"] if isinstance(a["hard_value"], int) else None
+    floor = exhausted_below(b["capacity"] if isinstance(b["capacity"], int) else None)
+    if a_avail <= max(threshold or 0, exhausted_below(a["capacity"] if isinstance(a["capacity"], int) else None)):
+        return None
+    between = [t for t in kill_times if a["time"] < t <= b["time"]]
+    if b_avail > floor and not between:
+        return None
+    end = between[0] if between else b["time"]
+    fell = a_avail if between else a_avail - b_avail
+    assert isinstance(a["tick"], int) and isinstance(b["tick"], int)
+    return TooFast(node=node, signal=SIGNAL, from_tick=a["tick"], from_time=a["time"], from_available=a_avail,
+                   to_tick=b["tick"], to_time=b["time"], to_available=b_avail, threshold_value=threshold,
+                   exhausted_below=floor, kills=len(between), seconds=(end - a["time"]).total_seconds(),
+                   fell_bytes=fell)
