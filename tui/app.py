@@ -133,11 +133,12 @@ class EvictlensApp(App[int]):
         for screen in self.screen_stack:
             if isinstance(screen, ResultsScreen):
                 screen.show_started(label)
-        self.run_worker(partial(self._run_whatif, recording, request), name=label, group="whatif", thread=True,
-                        exit_on_error=False)
+        self.run_worker(partial(self._run_whatif, self.view, recording, request), name=label, group="whatif",
+                        thread=True, exit_on_error=False)
 
-    def _run_whatif(self, recording: Path, request: SettingsRequest) -> None:
-        self.post_message(ResultsReady(self._replay(ReplayJob(recording, request, request.label, self.jobs))))
+    def _run_whatif(self, of: ResultsView, recording: Path, request: SettingsRequest) -> None:
+        job = ReplayJob(recording, request, request.label, self.jobs, opened=of.open_recording())
+        self.post_message(ResultsReady(self._replay(job)))
 
     @on(UseResult)
     def use_result(self, message: UseResult) -> None:

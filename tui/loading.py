@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from recordings.errors import InputError
+from recordings.reader import Recording
 from replay.settings import SettingsRequest
 from tui.results_view import ResultsView
 
@@ -45,12 +46,14 @@ class ReplayJob:
     label: str
     jobs: int = 0
     """Local processes (0: all cores)."""
+    opened: Recording | None = None
+    """The recording already open (a what-if of a result that has it), else opened here."""
 
     def __post_init__(self) -> None:
         from recordings.reader import open_recording
         from replay.engine import select_nodes, total_passes
 
-        self.rec = open_recording(self.recording)
+        self.rec = self.opened or open_recording(self.recording)
         self.names = select_nodes(self.rec, None)
         self.total = total_passes(self.rec, self.names)
 

