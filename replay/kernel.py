@@ -4,7 +4,8 @@ moments memory ran out between two kubelet passes.
 The kubelet evicts only at its passes (every ``evictionMonitoringPeriod``/housekeeping, 10 s, on stats that may
 be that old); memory that falls from above the hard threshold to nothing between two passes reaches the kernel's
 OOM killer first. Those moments are read off the result's own ``memory.available`` signal rows, and a recorded
-kill between two passes is the proof when the pass after it already shows the memory the kill freed.
+``SystemOOM`` between two passes is the proof when the pass after it already shows the memory the kill freed (an
+``OOMKilled`` container alone is not: a container at its own limit is killed whatever the node has left).
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ def ready_transitions(rec: Recording, nodes: Iterable[str]) -> tuple[ReadyTransi
 def too_fast(signals: pl.LazyFrame, nodes: Sequence[NodeResult], kills: Sequence[KernelKill]) -> dict[str, tuple[
         TooFast, ...]]:
     """Per node, each pair of consecutive passes where ``memory.available`` was above every hard threshold (and
-    above exhaustion) at the first and exhausted at the second, or a kernel kill came in between."""
+    above exhaustion) at the first and exhausted at the second, or a node-wide kernel kill (``SystemOOM``) came
+    in between."""
     hard = pl.DataFrame([(n.node, t.id, True) for n in nodes for t in n.thresholds if t.hard and t.signal == SIGNAL],
                         schema={"node": pl.String, "threshold_id": pl.Int32, "_hard": pl.Boolean}, orient="row")
     rows = signals.filter(pl.col("signal") == SIGNAL).select(
@@ -76,8 +78,8 @@ def too_fast(signals: pl.LazyFrame, nodes: Sequence[NodeResult], kills: Sequence
         "node", "tick").agg(pl.col("time").first(), pl.col("available").first(), pl.col("capacity").first(),
                             pl.col("hard_value").max()).sort("node", "tick")
     by_node: dict[str, list[datetime]] = {}
-    for k in kills:
-        if k.node is not None:
+    for k in kills:  # a container OOMKilled at its own limit says nothing of the node's memory: SystemOOM only
+        if k.node is not None and k.kind == SYSTEM_OOM:
             by_node.setdefault(k.node, []).extend([k.time] * max(1, k.count))
     out: dict[str, list[TooFast]] = {}
     for (node,), df in passes.partition_by("node", as_dict=True, maintain_order=True).items():

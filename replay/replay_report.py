@@ -236,11 +236,11 @@ def kernel_kills_table(kills: Sequence[KernelKill]) -> Table:
 
 def too_fast_text(t: TooFast, interval_seconds: float | None) -> str:
     """``too fast for a 10 s loop: 1.2Gi in 8 s (memory.available 1.3Gi at 10:00:00Z, above 100Mi; …)``."""
-    loop = interval_seconds if interval_seconds else (t.to_time - t.from_time).total_seconds()
+    loop = round(interval_seconds if interval_seconds else (t.to_time - t.from_time).total_seconds(), 1)
     above = f", above {fmt_bytes(t.threshold_value)}" if t.threshold_value is not None else ""
     then = (f"{t.kills} kernel kill{'' if t.kills == 1 else 's'} before the next pass" if t.kills
             else f"{fmt_bytes(t.to_available)} at {fmt_time(t.to_time)}")
-    return (f"too fast for a {loop:g} s loop: {fmt_bytes(t.fell_bytes)} in {t.seconds:g} s ({t.signal} "
+    return (f"too fast for a {loop:g} s loop: {fmt_bytes(t.fell_bytes)} in {round(t.seconds, 1):g} s ({t.signal} "
             f"{fmt_bytes(t.from_available)} at {fmt_time(t.from_time)}{above}; then {then})")
 
 

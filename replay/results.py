@@ -102,14 +102,14 @@ class TooFast:
     to_tick: int
     to_time: datetime
     to_available: int
-    """At the next pass: at most ``exhausted_below``, or anything when a kernel kill came in between (its kill
+    """At the next pass: at most ``exhausted_below``, or anything when a node-wide kernel kill came in between (it
     freed memory again)."""
     threshold_value: int | None
     """The highest hard threshold on the signal, resolved against capacity (None: no hard threshold)."""
     exhausted_below: int
     """What counts as exhausted: ``max(64Mi, 1% of capacity)``."""
     kills: int
-    """Kernel kills recorded on the node after the first pass, up to the second."""
+    """Node-wide kernel kills (``SystemOOM``) recorded on the node after the first pass, up to the second."""
     seconds: float
     """How fast: from the first pass to the first kernel kill in between, else to the second pass."""
     fell_bytes: int

@@ -46,6 +46,10 @@ DEFAULT_FAULTS: dict[str, Any] = {
 }
 
 
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
 def mint_token(secret: str, issued: int) -> str:
     mac = hmac.new(secret.encode(), str(issued).encode(), hashlib.sha256).hexdigest()[:24]
     return f"exp.{issued}.{mac}"
@@ -142,6 +146,51 @@ class FakeApiServer:
         }
         self.events.append(event)
         self._emit("ADDED", "events", event)
+
+    # -- the kernel's kills (issue 17) ----------------------------------------------------------
+    def _oom_kill(self, settings: dict[str, Any]) -> dict[str, Any]:
+        """A container of the node's pod ``pod`` (index) OOM-killed and restarted, as the kubelet reports it:
+        ``lastState.terminated`` reason ``OOMKilled``, exit code 137, ``restartCount`` + 1, running again."""
+        pod = self.cluster.pod_list(settings["node"])[int(settings.get("pod", 0))]
+        containers = pod["spec"]["containers"]
+        name = settings.get("container") or containers[0]["name"]
+        statuses = pod["status"].setdefault("containerStatuses", [])
+        cs = next((c for c in statuses if c.get("name") == name), None)
+        if cs is None:
+            cs = {"name": name, "ready": True, "restartCount": 0, "state": {"running": {"startedAt": _now()}}}
+            statuses.append(cs)
+        finished = _now()
+        started = (cs.get("state") or {}).get("running", {}).get("startedAt") or finished
+        cs["lastState"] = {"terminated": {"exitCode": 137, "reason": "OOMKilled", "startedAt": started,
+                                          "finishedAt": finished, "containerID": "containerd://oom"}}
+        cs["restartCount"] = cs.get("restartCount", 0) + 1
+        cs["state"] = {"running": {"startedAt": finished}}
+        self._emit("MODIFIED", "pods", pod)
+        meta = pod["metadata"]
+        return {"namespace": meta["namespace"], "pod": meta["name"], "uid": meta["uid"], "container": name,
+                "finishedAt": finished, "restartCount": cs["restartCount"]}
+
+    def _system_oom(self, settings: dict[str, Any]) -> dict[str, Any]:
+        """The kubelet's OOM watcher Event on the Node (pkg/kubelet/oom/oom_watcher_linux.go); sent again with the
+        same name, its count grows as the kubelet's event recorder aggregates repeats."""
+        node = settings["node"]
+        message = f"System OOM encountered, victim process: {settings['victim']}, pid: {settings['pid']}"
+        name = settings.get("name") or f"{node}.systemoom.{len(self.events)}"
+        now = _now()
+        event = next((e for e in self.events if e["metadata"]["name"] == name), None)
+        if event is None:
+            event = {
+                "apiVersion": "v1", "kind": "Event",
+                "metadata": {"name": name, "namespace": "default", "uid": str(uuid.uuid4())},
+                "involvedObject": {"kind": "Node", "name": node, "uid": node},
+                "reason": "SystemOOM", "type": "Warning", "count": 0,
+                "source": {"component": "kubelet", "host": node}, "firstTimestamp": now,
+            }
+            self.events.append(event)
+        event.update(message=message, count=event["count"] + 1, lastTimestamp=now)
+        self._emit("ADDED" if event["count"] == 1 else "MODIFIED", "events", event)
+        return {"name": name, "uid": event["metadata"]["uid"], "count": event["count"], "message": message,
+                "lastTimestamp": now}
 
     # -- ASGI -----------------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
@@ -240,6 +289,16 @@ class FakeApiServer:
             self.token = orjson.loads(body)["token"]
         elif path == "/_control/evict" and body:
             self._evict(self.cluster.pod_list(orjson.loads(body)["node"])[0])
+        elif path == "/_control/oom_kill" and body:
+            await _json(send, 200, self._oom_kill(orjson.loads(body)))
+            return
+        elif path == "/_control/system_oom" and body:
+            await _json(send, 200, self._system_oom(orjson.loads(body)))
+            return
+        elif path == "/_control/node_ready" and body:
+            settings = orjson.loads(body)
+            self.cluster.ready[settings["node"]] = (settings["status"], settings.get("reason", ""), time.time())
+            self._emit("MODIFIED", "nodes", self.cluster.node_object(settings["node"], self.rv))
         elif path == "/_control/pressure":
             if self.pressure is None:
                 await _json(send, 409, {"error": "start the server with --pressure"})

@@ -65,6 +65,7 @@ class SyntheticCluster:
         self.kubelet_ports = kubelet_ports or {}
         self.boot = 1_700_000_000
         self.kubelet_restarts: dict[str, int] = {}
+        self.ready: dict[str, tuple[str, str, float]] = {}  # node -> Ready (status, reason, since) set by a test
         tpl_pods = [p for p in summary["pods"]]
         tpl_specs = {p["metadata"]["uid"]: p for p in podlist["items"]}
         fallback = podlist["items"][1]
@@ -221,10 +222,10 @@ class SyntheticCluster:
                     },
                     {
                         "type": "Ready",
-                        "status": "True",
-                        "reason": "KubeletReady",
+                        "status": self.ready.get(node, ("True",))[0],
+                        "reason": self.ready.get(node, ("", "KubeletReady"))[1] or "KubeletReady",
                         "lastHeartbeatTime": _stamp(self.boot),
-                        "lastTransitionTime": _stamp(self.boot),
+                        "lastTransitionTime": _stamp(self.ready[node][2] if node in self.ready else self.boot),
                     },
                 ],
                 "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}, {"type": "Hostname", "address": node}],
