@@ -13,7 +13,7 @@ from datetime import datetime
 
 import polars as pl
 
-from replay.results import Eviction, Match, NodeResult, ThresholdSetting
+from replay.results import Eviction, KernelKill, Match, NodeResult, ThresholdSetting
 from replay.views import is_bytes, signal_key
 
 MIN_WINDOW = 8
@@ -31,7 +31,7 @@ class Marker:
     index: int
     """Position in the node's passes."""
     kind: str
-    """``predicted`` or ``real``."""
+    """``predicted``, ``real``, or ``kernel`` (a recorded kernel OOM kill, at the first pass at or after it)."""
     pod: str
     eviction_id: int | None
 
@@ -76,6 +76,8 @@ class TimelineModel:
     conditions: pl.DataFrame
     evictions: list[Eviction]
     real: list[Match]
+    kills: list[KernelKill] = field(default_factory=list)
+    """The node's kernel OOM kills (``ReplayResult.kernel_kills``): marked, and n / p stop at them too."""
     ticks: list[int] = field(init=False)
     times: list[datetime] = field(init=False)
     signals: list[str] = field(init=False)
@@ -142,6 +144,7 @@ class TimelineModel:
         idx = self._index()
         out = [Marker(idx.get(e.tick, self.index_at(e.time)), "predicted", e.pod, e.id) for e in self.evictions]
         out += [Marker(self.index_at(m.real.time), "real", m.real.pod or "?", m.predicted_id) for m in self.real]
+        out += [Marker(self.index_at(k.time), "kernel", k.pod or k.victim or "?", None) for k in self.kills]
         return sorted(out, key=lambda m: (m.index, m.kind))
 
     def first_eviction(self) -> int | None:

@@ -141,3 +141,16 @@ def test_replay_prints_the_kernel_kills_table_and_the_race(result: ReplayResult)
     buf = io.StringIO()
     print_result(none, console=Console(file=buf, width=250, no_color=True))
     assert "kernel" not in buf.getvalue() and "too fast" not in buf.getvalue()
+
+
+def test_the_tui_timeline_marks_each_kernel_kill_at_the_first_pass_after_it(result: ReplayResult) -> None:
+    from tui.results_view import ResultsView
+    from tui.timeline_model import TimelineModel
+
+    view = ResultsView.from_result(result, "t", "rec")
+    model = TimelineModel(view.node("kind-worker"), view.node_series("kind-worker"), view.result.conditions,
+                          view.evictions_of("kind-worker"), view.real_of("kind-worker"),
+                          [k for k in result.kernel_kills if k.node == "kind-worker"])
+    kernel = [(m.index, m.pod) for m in model.markers() if m.kind == "kernel"]
+    assert kernel == [(3, "java"), (4, pods()[1]["metadata"]["name"])]  # passes at +30 s and +40 s
+    assert any(m.kind == "kernel" for m in model.plot(80).markers)

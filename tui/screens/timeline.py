@@ -81,7 +81,8 @@ class TimelineScreen(ResultsScreen):
         model = TimelineModel(
             view.node(self.node), series,
             view.result.conditions.filter(pl.col("node") == self.node),
-            view.evictions_of(self.node), view.real_of(self.node))
+            view.evictions_of(self.node), view.real_of(self.node),
+            [k for k in view.result.kernel_kills if k.node == self.node])
         self.app.call_from_thread(self._ready, model)
 
     def _ready(self, model: TimelineModel) -> None:
@@ -121,6 +122,10 @@ class TimelineScreen(ResultsScreen):
             if model.index_at(m.real.time) == model.cursor:
                 out.append("◆ real: ", style="bold green")
                 out.append(f"{m.real.namespace}/{m.real.pod}\n")
+        for k in model.kills:
+            if model.index_at(k.time) == model.cursor:
+                out.append("✖ kernel OOM kill: ", style="bold magenta")
+                out.append(f"{k.namespace}/{k.pod} {k.container}\n" if k.pod else f"{k.message or k.kind}\n")
         if not here:
             marks = model.markers()
             out.append(f"{len(marks)} eviction marks on this node (n / p jump)", style="dim")

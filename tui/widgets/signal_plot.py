@@ -39,10 +39,12 @@ class SignalPlot(PlotextPlot):
             tpoints = [(x, y) for x, y in zip(data.xs, series, strict=True) if y is not None]
             if tpoints:
                 plt.plot([p[0] for p in tpoints], [p[1] for p in tpoints], color=color, marker="─", label=label)
-        for kind, marker, color, height in (("predicted", "▼", "red+", top), ("real", "◆", "green+", top * 0.92)):
+        for kind, marker, color, height, label in (("predicted", "▼", "red+", top, "predicted eviction"),
+                                                   ("real", "◆", "green+", top * 0.92, "real eviction"),
+                                                   ("kernel", "✖", "magenta+", top * 0.84, "kernel OOM kill")):
             marks = [m.index for m in data.markers if m.kind == kind]
-            if marks:  # the real mark a row lower: both show when they fall on the same pass
-                plt.scatter(marks, [height] * len(marks), marker=marker, color=color, label=f"{kind} eviction")
+            if marks:  # each kind a row lower: all show when they fall on the same pass
+                plt.scatter(marks, [height] * len(marks), marker=marker, color=color, label=label)
         plt.vline(data.cursor, "white")
         plt.xlim(lo, max(hi, lo + 1))
         plt.ylim(bottom, top)
