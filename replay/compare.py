@@ -52,6 +52,16 @@ class VariantSummary:
     """… with the exact message."""
     not_coming_back: int
     """Evicted pods nothing recreates (bare, or owned by a custom resource)."""
+    horizons: Mapping[str, tuple[datetime, str]] = field(default_factory=dict)
+    """Node → (as recorded until, what parted the variant and the recording) for the nodes where they part
+    (:attr:`replay.results.NodeResult.horizon`); a node absent never parts."""
+    closed_loop: bool = False
+    """The variant was regenerated from the recording's scenario (replay/scenario.py): exact, no horizon."""
+
+    @property
+    def as_recorded_until(self) -> datetime | None:
+        """The earliest node horizon: until then every node of the variant is as recorded."""
+        return min((t for t, _ in self.horizons.values()), default=None)
 
 
 @dataclass(frozen=True)
@@ -106,6 +116,8 @@ def summarize(index: int, result: ReplayResult) -> VariantSummary:
         real=len(result.matches), matched=sum(1 for m in result.matches if m.same_pod),
         matched_exact=sum(1 for m in result.matches if m.same_message),
         not_coming_back=sum(1 for e in first.values() if e.comes_back is False),
+        horizons={n.node: (n.horizon, n.horizon_reason) for n in result.nodes if n.horizon is not None},
+        closed_loop=bool(result.settings.get("closed_loop")),
     )
 
 
@@ -157,7 +169,10 @@ def to_document(c: Comparison) -> dict[str, Any]:
             "kubelet_versions": list(v.kubelet_versions),
             "evictions": v.evictions, "pods_evicted": v.pods_evicted, "first_eviction": _time(v.first_eviction),
             "pressure_s": dict(v.pressure_s), "real": v.real, "matched": v.matched, "matched_exact": v.matched_exact,
-            "not_coming_back": v.not_coming_back,
+            "not_coming_back": v.not_coming_back, "closed_loop": v.closed_loop,
+            "as_recorded_until": _time(v.as_recorded_until),
+            "horizons": [{"node": node, "as_recorded_until": _time(t), "reason": why}
+                         for node, (t, why) in sorted(v.horizons.items(), key=lambda kv: (kv[1][0], kv[0]))],
         } for v in c.variants],
         "pods": [{
             "namespace": p.namespace, "pod": p.pod, "uid": p.uid, "node": p.node, "comes_back": p.comes_back,

@@ -63,13 +63,29 @@ def replay(
     reference: bool = False,
     chunk_ticks: int | None = None,
     frames: bool = True,
+    closed_loop: bool = True,
 ) -> list[ReplayResult]:
     """One result per request, in order. ``names``: the nodes (all when None; unknown names and nodes with
     no data are errors, listed as skipped under ``skip_bad``). ``ray``: an address ("" for a local
     instance) to run the node tasks on Ray instead of ``jobs`` local processes. ``frames=False`` skips the
     signal and overcommit frames (empty in the results): what a comparison or a search needs is the counts,
-    conditions and evictions, at a fraction of the cost."""
+    conditions and evictions, at a fraction of the cost. On a scenario recording, a request with other settings
+    than the generating ones regenerates the closed loop (replay.scenario.closed_loop_replay; ``closed_loop``
+    False: never)."""
     from replay.collect import ResultBuilder
+
+    if closed_loop:
+        from replay.scenario import closed_loop_replay, regenerates
+
+        if regenerates(rec, requests):
+            reported: list[Progress | None] = [progress]  # the recording's passes, reported once
+
+            def run(r: Recording, reqs: Sequence[SettingsRequest], ns: Sequence[str]) -> list[ReplayResult]:
+                step, reported[0] = reported[0], None
+                return replay(r, reqs, ns, jobs=jobs, ray=ray, notes=notes, progress=step, reference=reference,
+                              chunk_ticks=chunk_ticks, frames=frames, closed_loop=False)
+
+            return closed_loop_replay(rec, requests, select_nodes(rec, names), run)
 
     names = select_nodes(rec, names)
     notes = [*(f"skipped (--skip-bad): {s}" for s in getattr(rec, "skipped", [])), *notes]

@@ -13,12 +13,15 @@ evictions with the same messages; with another version or threshold it shows the
 
 from __future__ import annotations
 
+import base64
+import dataclasses
 import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recordings.errors import InputError
 from recordings.format import Manifest
@@ -31,6 +34,20 @@ from replay.kubelet.api import Pod, parse_pod, parse_summary
 from replay.kubelet.config import config_from_kubelet_configuration
 from replay.kubelet.manager import EvictionManager, FsTopology
 from replay.kubelet.versions import VersionProfile, profile
+from replay.settings import SettingsRequest
+
+if TYPE_CHECKING:
+    from recordings.reader import Recording
+    from replay.results import ReplayResult
+
+DOCUMENT = "scenario_document"
+"""Manifest option: the scenario file's text (recordings written before it lack it: no regeneration)."""
+FILES = "scenario_files"
+"""Manifest option: the files the scenario names (``file:``), base64 by name."""
+GENERATED_WITH = "generated_with"
+"""Manifest option: the settings the closed loop ran with: ``kubelet_version`` (None: the scenario's),
+``kubelet_flags`` (``--eviction-hard=…``, each replacing its field) and ``feature_gates``."""
+CLOSED_LOOP = "closed loop: regenerated from the scenario"
 
 
 @dataclass(frozen=True)
@@ -80,9 +97,12 @@ def run_scenario(
     *,
     feature_gates: Mapping[str, bool] | None = None,
     kubelet_flags: Sequence[str] = (),
+    kubelet_version: str | None = None,
 ) -> ScenarioOutcome:
-    """Generate ``scenario`` closed-loop into a new recording at ``out``; ``kubelet_flags``: the command-line
-    overrides the scenario was loaded with (recordings.scenarios.load_scenario), kept in the manifest."""
+    """Generate ``scenario`` closed-loop into a new recording at ``out``; ``kubelet_flags`` and ``kubelet_version``:
+    the command-line overrides the scenario was loaded with (recordings.scenarios.load_scenario). The manifest
+    keeps them with the scenario document (:data:`GENERATED_WITH`, :data:`DOCUMENT`), so a replay with other
+    settings can regenerate the closed loop (:func:`closed_loop_replay`)."""
     root = Path(out)
     for template in scenario.pods:  # the port's own reading of each manifest, before any output exists
         try:
@@ -117,6 +137,12 @@ def run_scenario(
     }
     if kubelet_flags:
         options["kubelet_flags"] = list(kubelet_flags)
+    if scenario.document:
+        options[DOCUMENT] = scenario.document.decode()
+        if scenario.files:
+            options[FILES] = {name: base64.b64encode(data).decode() for name, data in scenario.files.items()}
+        options[GENERATED_WITH] = {"kubelet_version": kubelet_version, "kubelet_flags": list(kubelet_flags),
+                                   "feature_gates": dict(feature_gates or {})}
     created = not root.exists()
     if not created and (not root.is_dir() or any(root.iterdir())):
         raise InputError("already exists and is not an empty directory; give a new directory for the recording",
@@ -172,3 +198,159 @@ def run_scenario(
         raise
     return ScenarioOutcome(scenario, root, scenario.tick_count, dict(writer.manifest.kubelet_versions),
                            tuple(evictions), tuple(rejected), tuple(changes))
+
+
+# -- the closed loop again, per variant ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GeneratedWith:
+    """How a scenario recording was generated: its document and the overrides it was loaded with."""
+
+    document: bytes
+    file: str
+    files: Mapping[str, bytes]
+    kubelet_version: str | None
+    kubelet_flags: tuple[str, ...]
+    feature_gates: Mapping[str, bool]
+
+
+def generated_with(rec: Recording) -> GeneratedWith | None:
+    """The scenario a recording was generated from, when it keeps one (``evictlens scenario`` since the manifest
+    option :data:`DOCUMENT`; older scenario recordings and every other recording: None)."""
+    options = rec.manifest.options
+    if rec.manifest.source != "scenario" or not isinstance(options.get(DOCUMENT), str):
+        return None
+    settings = options.get(GENERATED_WITH)
+    settings = settings if isinstance(settings, Mapping) else {}
+    files = options.get(FILES)
+    version = settings.get("kubelet_version")
+    flags = settings.get("kubelet_flags", options.get("kubelet_flags"))
+    gates = settings.get("feature_gates")
+    try:
+        return GeneratedWith(
+            str(options[DOCUMENT]).encode(), str(options.get("scenario_file") or "scenario.yaml"),
+            {str(k): base64.b64decode(str(v)) for k, v in files.items()} if isinstance(files, Mapping) else {},
+            version if isinstance(version, str) else None,
+            tuple(str(f) for f in flags) if isinstance(flags, list) else (),
+            {str(k): bool(v) for k, v in gates.items()} if isinstance(gates, Mapping) else {})
+    except ValueError:
+        raise InputError("the manifest's scenario_files are not base64", source=str(rec.root),
+                         field="manifest.json") from None
+
+
+def differs(request: SettingsRequest) -> bool:
+    """Whether a request asks for other kubelet settings than the recorded ones (then the loop is regenerated)."""
+    return bool(request.kubelet_version or request.feature_gates or request.baseline is not None
+                or request.overrides.given())
+
+
+def regenerates(rec: Recording, requests: Sequence[SettingsRequest]) -> bool:
+    """Whether :func:`closed_loop_replay` has anything to regenerate for these requests on this recording."""
+    return any(differs(r) for r in requests) and generated_with(rec) is not None
+
+
+def variant_flags(request: SettingsRequest) -> list[str]:
+    """The request's kubelet flags as ``scenario`` takes them (``--eviction-hard=…``, repeated map flags kept in
+    order: the first replaces the field, later ones add to it, as in the replay)."""
+    o = request.overrides
+    out = []
+    for name in ("eviction_hard", "eviction_soft", "eviction_soft_grace_period", "eviction_minimum_reclaim"):
+        values: tuple[str, ...] = getattr(o, name)
+        out += [f"--{name.replace('_', '-')}={v}" for v in values]
+    if o.eviction_max_pod_grace_period is not None:
+        out.append(f"--eviction-max-pod-grace-period={o.eviction_max_pod_grace_period}")
+    if o.eviction_pressure_transition_period is not None:
+        out.append(f"--eviction-pressure-transition-period={o.eviction_pressure_transition_period}")
+    return out
+
+
+def _flag_name(flag: str) -> str:
+    return flag.lstrip("-").partition("=")[0]
+
+
+def load_variant(gen: GeneratedWith, request: SettingsRequest) -> tuple[Scenario, list[str], str | None]:
+    """The recording's scenario under a variant's settings: the generating overrides, then the variant's flags
+    (each replacing its field, so a generating flag the variant also gives is dropped), its kubelet version."""
+    from recordings.scenarios import parse_scenario
+
+    mine = variant_flags(request)
+    given = {_flag_name(f) for f in mine}
+    flags = [f for f in gen.kubelet_flags if _flag_name(f) not in given] + mine
+    version = request.kubelet_version or gen.kubelet_version
+    with tempfile.TemporaryDirectory(prefix="evictlens-scenario-") as tmp:
+        base = Path(tmp) / "scenario"
+        base.mkdir()
+        for name, data in gen.files.items():
+            target = (base / name).resolve()
+            if Path(tmp).resolve() not in target.parents:
+                continue  # a name reaching outside: the loader says which file it cannot read
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        try:
+            scenario = parse_scenario(gen.document, file=gen.file, base_dir=base, kubelet_version=version,
+                                      kubelet_flags=flags)
+        except InputError as err:
+            raise InputError(f"cannot regenerate the recording's scenario with {request.label!r}: {err}") from None
+    return scenario, flags, version
+
+
+Replayer = Any
+"""``(recording, requests, names) -> list[ReplayResult]``: the engine without the closed loop."""
+
+
+def closed_loop_replay(rec: Recording, requests: Sequence[SettingsRequest], names: Sequence[str],
+                       replay: Replayer) -> list[ReplayResult]:
+    """One result per request: those asking for the recorded settings replay the recording; each other one runs
+    the scenario again with its settings (:func:`run_scenario` into a temporary recording: evicted pods stop,
+    controllers recreate) and replays that, so its evictions are exact. A regenerated result keeps the
+    recording's ground truth (the generating kubelet's evictions) for its matches, has no horizon (nothing is
+    modelled: the loop is closed) and says so in its notes and ``settings.closed_loop``. ``--config``/``--configz``
+    variants cannot be put into a scenario: they replay the recording, said in their notes."""
+    from recordings.reader import open_recording
+
+    gen = generated_with(rec)
+    assert gen is not None
+    out: list[ReplayResult | None] = [None] * len(requests)
+    plain = [i for i, r in enumerate(requests) if not differs(r) or r.baseline is not None]
+    if plain:
+        for i, result in zip(plain, replay(rec, [requests[i] for i in plain], names), strict=True):
+            if requests[i].baseline is not None:
+                result = dataclasses.replace(result, notes=(*result.notes, (
+                    "not regenerated from the scenario: a --config/--configz document cannot be put into it, so "
+                    "this variant replays the recording (its generating kubelet's world) as any recording")))
+            out[i] = result
+    for i, request in enumerate(requests):
+        if out[i] is not None:
+            continue
+        scenario, flags, version = load_variant(gen, request)
+        gates = {**gen.feature_gates, **request.feature_gates}
+        with tempfile.TemporaryDirectory(prefix="evictlens-closed-loop-") as tmp:
+            where = Path(tmp) / "rec"
+            run_scenario(scenario, where, feature_gates=gates or None, kubelet_flags=flags, kubelet_version=version)
+            regenerated = open_recording(where)
+            inner = dataclasses.replace(request, baseline=None, feature_gates=gates)
+            (result,) = replay(regenerated, [inner], names)
+        out[i] = _as_closed_loop(rec, request, result, flags, version)
+    return [r for r in out if r is not None]
+
+
+def _as_closed_loop(rec: Recording, request: SettingsRequest, result: ReplayResult, flags: Sequence[str],
+                    version: str | None) -> ReplayResult:
+    """A regenerated replay as a result of ``rec``: its ground truth, no horizon, the closed loop said."""
+    from replay.collect import NOTES
+    from replay.matching import admission_rejections, match, real_evictions, recording_interval
+
+    how = " ".join([*(f"--kubelet-version={version}",) * bool(version), *flags]) or "the recorded settings"
+    note = (f"{CLOSED_LOOP} ({how}): the scenario ran again with these settings and the kubelet's eviction "
+            "manager inside the loop, so an evicted pod stops using anything and a controller-owned one is "
+            "recreated; the evictions are exact, not modelled. The ground truth (\"real\") is still the recording's: "
+            "the evictions its generating kubelet made")
+    dropped = {NOTES[1]}
+    notes = (note, *(n for n in result.notes if n not in dropped and not n.startswith("--counterfactual")))
+    matches = match(real_evictions(rec), result.evictions, recording_interval(rec))
+    return dataclasses.replace(
+        result, recording=str(rec.root), matches=matches, notes=notes,
+        settings={**request.describe(), "digest": result.settings.get("digest"), "closed_loop": CLOSED_LOOP},
+        nodes=tuple(dataclasses.replace(n, horizon=None, horizon_reason="") for n in result.nodes),
+        admission_rejections=tuple(admission_rejections(rec)))

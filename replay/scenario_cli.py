@@ -74,7 +74,8 @@ def run_scenario_command(args: argparse.Namespace) -> int:
     scenario = _load(args)
     from replay.scenario import run_scenario
 
-    outcome = run_scenario(scenario, args.output, feature_gates=gates, kubelet_flags=kubelet_flags(args))
+    outcome = run_scenario(scenario, args.output, feature_gates=gates, kubelet_flags=kubelet_flags(args),
+                           kubelet_version=args.kubelet_version)
     if args.json:
         print(outcome_json(outcome))
     else:

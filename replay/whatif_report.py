@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from replay.compare import Comparison
+    from replay.compare import Comparison, VariantSummary
     from replay.results import ReplayResult
 
 COMPARE_JSON = "compare.json"
@@ -38,6 +38,31 @@ def _fmt_s(seconds: float) -> str:
         f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s")
 
 
+def _until(v: VariantSummary) -> str:
+    """The table's "as recorded until": the earliest node horizon, the end, or exact (a regenerated closed loop)."""
+    from replay.replay_report import fmt_time
+
+    if v.closed_loop:
+        return "exact (closed loop)"
+    until = v.as_recorded_until
+    return "the end" if until is None else f"[yellow]{fmt_time(until)}[/yellow]"
+
+
+def horizon_lines(c: Comparison) -> list[str]:
+    """One line per variant × node whose replay parts ways with the recording (RESULTS.md ``horizon``)."""
+    from replay.replay_report import fmt_time
+
+    out = []
+    for v in c.variants:
+        if v.closed_loop:
+            out.append(f"#{v.index}: closed loop: regenerated from the scenario with these settings (evicted pods "
+                       "stop, controllers recreate): exact throughout")
+            continue
+        for node, (when, why) in sorted(v.horizons.items(), key=lambda kv: (kv[1][0], kv[0])):
+            out.append(f"#{v.index} {node}: as recorded until {fmt_time(when)}, modelled after: {why}")
+    return out
+
+
 def print_comparison(c: Comparison, *, output: str | None = None, console: Console | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -50,15 +75,17 @@ def print_comparison(c: Comparison, *, output: str | None = None, console: Conso
         out = Console(highlight=False, width=160)
     table = Table(title=f"what if: {c.recording}", title_justify="left")
     for col in ("#", "variant", "kubelet", "evictions", "pods", "first eviction", "pressure",
-                "real predicted", "not coming back"):
+                "real predicted", "not coming back", "as recorded until"):
         table.add_column(col, overflow="fold", justify="right" if col in ("#", "evictions", "pods") else "left")
     for v in c.variants:
         pressure = ", ".join(f"{k} {_fmt_s(s)}" for k, s in v.pressure_s.items()) or "none"
         real = f"{v.matched}/{v.real} ({v.matched_exact} exact message)" if v.real else "— (none recorded)"
         gone = f"[red]{v.not_coming_back}[/red]" if v.not_coming_back else "0"
         table.add_row(str(v.index), v.label, ",".join(v.kubelet_versions), str(v.evictions), str(v.pods_evicted),
-                      fmt_time(v.first_eviction), pressure, real, gone)
+                      fmt_time(v.first_eviction), pressure, real, gone, _until(v))
     out.print(table)
+    for line in horizon_lines(c):
+        out.print(line, markup=False, soft_wrap=True)
     if not c.pods:
         out.print("every variant evicts the same pods at the same times with the same messages")
     else:

@@ -12,7 +12,7 @@ import copy
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -140,6 +140,10 @@ class Scenario:
     duration: int
     nodes: tuple[NodeSpec, ...]
     pods: tuple[PodTemplate, ...]
+    document: bytes = field(default=b"", repr=False, compare=False)
+    """The scenario file as read (what a recording keeps to regenerate its closed loop)."""
+    files: Mapping[str, bytes] = field(default_factory=dict, repr=False, compare=False)
+    """The files the document names (``file:`` of a pod entry or a ``series`` curve), by the name it gives."""
 
     @property
     def tick_count(self) -> int:
@@ -173,7 +177,30 @@ def parse_scenario(data: bytes, *, file: str, base_dir: Path | None, kubelet_ver
         raise ScenarioError("not UTF-8 text", source=file) from None
     doc = load_yaml(text, file)
     digest = "sha256:" + hashlib.sha256(data).hexdigest()
-    return _Loader(doc, base_dir, digest, kubelet_version, tuple(kubelet_flags)).scenario()
+    scenario = _Loader(doc, base_dir, digest, kubelet_version, tuple(kubelet_flags)).scenario()
+    files = {}
+    if base_dir is not None:
+        for name in sorted(_named_files(doc.data)):
+            try:
+                files[name] = (base_dir / name).read_bytes()
+            except OSError:
+                continue  # the loader read every file it needed: this one is not one of them
+    return replace(scenario, document=data, files=files)
+
+
+def _named_files(data: Any) -> set[str]:
+    """Every ``file: NAME`` in the document (a pod entry's or a series curve's)."""
+    out: set[str] = set()
+    if isinstance(data, Mapping):
+        for key, value in data.items():
+            if key == "file" and isinstance(value, str):
+                out.add(value)
+            else:
+                out |= _named_files(value)
+    elif isinstance(data, list):
+        for item in data:
+            out |= _named_files(item)
+    return out
 
 
 def _flag_key(flag: Any) -> str | None:
@@ -220,6 +247,14 @@ class _Loader:
                 if at_flag or in_field:
                     raise ScenarioError(err.problem, source=flag.partition("=")[0]) from None
             raise
+
+    def written_hard_memory(self, node_body: Mapping[str, Any], path: YPath, memory: int) -> int:
+        """The node's hard ``memory.available`` threshold as the file writes it (no command-line override)."""
+        if "kubelet" in node_body:
+            raw, where = node_body["kubelet"], (*path, "kubelet")
+        else:
+            raw, where = self.doc.data.get("kubelet"), ("kubelet",)
+        return parse_kubelet(self.doc, where, raw).hard_threshold("memory.available", memory)
 
     def err(self, problem: str, path: YPath, *, key: bool = False) -> ScenarioError:
         return self.doc.error(problem, path, key=key)
@@ -344,7 +379,13 @@ class _Loader:
             for key, value in capacity.items():
                 allocatable.setdefault(key, value)
             alloc_mem = self.amount(allocatable["memory"], (*path, "allocatable", "memory"))
-            pods_limit = alloc_mem + hard_mem
+            # what the node reserves is capacity − allocatable − the hard threshold *as written*; a new hard
+            # threshold (a --eviction-hard override) keeps that fixed and moves allocatable with it, as a
+            # kubelet restarted with the flag reports it (node_container_manager_linux.go: GetNodeAllocatable)
+            written = self.written_hard_memory(body, path, memory)
+            pods_limit = alloc_mem + written
+            if written != hard_mem:
+                allocatable["memory"] = _bytes_text(max(0, pods_limit - hard_mem))
         else:
             pods_limit = max(0, memory - reserved_mem)
             allocatable = dict(capacity)

@@ -16,7 +16,6 @@ from typing import Any
 
 from recordings.errors import InputError
 from replay.cli.args import (
-    add_counterfactual_argument,
     add_kubelet_arguments,
     add_speed_arguments,
     jobs_of,
@@ -91,7 +90,7 @@ def variants_from_args(args: argparse.Namespace) -> list[Variant]:
     """The flags' dimensions (each occurrence of a settings flag is one value) → the variants (replay.whatif)."""
     versions = versions_from_arg(args.kubelet_version)
     common = request_from_args(argparse.Namespace(**{**vars(args), **dict.fromkeys(DIMENSIONS)}), label="")
-    common = dataclasses.replace(common, counterfactual=bool(getattr(args, "counterfactual", False)))
+    common = dataclasses.replace(common, counterfactual=not getattr(args, "as_recorded", False))
     gates = dict(common.feature_gates) or None
     for v in versions:
         profile(v, gates)  # an unknown version or gate fails before anything is read
@@ -121,7 +120,10 @@ def add_whatif_parser(sub: Any) -> None:
         "--eviction-minimum-reclaim, --eviction-pressure-transition-period or --config/--configz is one variant; "
         "--kubelet-version takes a comma-separated list; when several are given the variants are their product. "
         "--feature-gates, --eviction-max-pod-grace-period and the filesystem flags apply to every variant but "
-        "the baseline.",
+        "the baseline. Every variant gives the counterfactual answer (a pod it evicts stops using anything; "
+        "--as-recorded for the open loop); on a scenario recording a variant whose settings differ from the "
+        "generating ones is regenerated closed-loop from the scenario (exact). The table says per variant until "
+        "when its answer is as recorded.",
         epilog="examples:\n"
         "  evictlens whatif rec/ --eviction-hard 'memory.available<100Mi' --eviction-hard 'memory.available<500Mi'\n"
         "  evictlens whatif rec/ --kubelet-version 1.30,1.32\n"
@@ -131,7 +133,13 @@ def add_whatif_parser(sub: Any) -> None:
     p.add_argument("recording", help="a recording directory written by evictlens record / import / scenario, e.g. rec/")
     p.add_argument("--node", action="append", metavar="NAME", help="only this node (repeatable), e.g. kind-worker")
     add_kubelet_arguments(p, per_node=True, variants=True)
-    add_counterfactual_argument(p)
+    loop = p.add_argument_group("what a pod the variant evicts does afterwards")
+    loop.add_argument("--as-recorded", action="store_true",
+                      help="open loop: every pod keeps its recorded usage after the variant evicts it (the question "
+                      "'would the kubelet start evicting?'); default: the counterfactual answer, the evicted pod's "
+                      "usage taken off its node (replay/COUNTERFACTUAL.md)")
+    loop.add_argument("--counterfactual", action="store_true",
+                      help="accepted for scripts, no effect: the counterfactual answer is the default")
     out = p.add_argument_group("output")
     out.add_argument("-o", "--output", metavar="DIR",
                      help="write OUT/variant-N/ (results directories, see replay/RESULTS.md) plus compare.json and "

@@ -72,7 +72,8 @@ def test_one_process_the_reference_and_workers_agree_with_replay(rec: Path, repl
 def test_whatif_variants_are_each_the_replay_with_that_setting(rec: Path, replayed: ReplayResult,
                                                                tmp_path: Path) -> None:
     hard = "memory.available<2Gi"
-    assert main(["whatif", str(rec), "--eviction-hard", hard, "-o", str(tmp_path / "w"), "--jobs", "2"]) == 0
+    assert main(["whatif", str(rec), "--eviction-hard", hard, "-o", str(tmp_path / "w"), "--jobs", "2",
+                 "--as-recorded"]) == 0
     _same(replayed, load(tmp_path / "w" / "variant-0"))
     out = tmp_path / "r"
     assert main(["replay", str(rec), "--eviction-hard", hard, "-o", str(out), "--jobs", "1"]) == 0

@@ -41,7 +41,7 @@ def _whatif_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, ob
 
 def test_higher_threshold_evicts_more_and_only_1_32_names_the_sidecars(
         rec: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    doc = _whatif_json(capsys, str(rec), *HARD, "--kubelet-version", "1.30,1.32")
+    doc = _whatif_json(capsys, str(rec), *HARD, "--kubelet-version", "1.30,1.32", "--as-recorded")
     variants = doc["variants"]
     assert isinstance(variants, list)
     assert [v["label"] for v in variants] == [
@@ -121,7 +121,7 @@ def test_the_recording_is_read_once_for_every_variant(rec: Path, monkeypatch: py
 
 def test_output_holds_every_variant_and_the_comparison(rec: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    assert main(["whatif", str(rec), *HARD, "-o", str(out)]) == 0
+    assert main(["whatif", str(rec), *HARD, "-o", str(out), "--as-recorded"]) == 0
     assert sorted(p.name for p in out.iterdir()) == [
         "compare.json", "compare.parquet", "variant-0", "variant-1", "variant-2"]
     assert stat.S_IMODE(out.stat().st_mode) == 0o700
@@ -143,7 +143,7 @@ def test_output_holds_every_variant_and_the_comparison(rec: Path, tmp_path: Path
 
 def test_compare_lists_only_pods_whose_fate_differs(rec: Path) -> None:
     recording = open_recording(rec)
-    variants = variants_from_args(_args("--eviction-hard", "memory.available<1.5Gi"))
+    variants = variants_from_args(_args("--eviction-hard", "memory.available<1.5Gi", "--as-recorded"))
     results = engine.replay(recording, [v.request for v in variants])
     same = compare(results)  # the recorded /configz already says 1.5Gi: nothing differs
     assert same.pods == () and [v.evictions for v in same.variants] == [2, 2]
