@@ -22,12 +22,21 @@ and never touch the input.
 from __future__ import annotations
 
 import copy
-from collections.abc import Collection, Mapping
+import weakref
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from replay.kubelet.api import Pod
 from replay.kubelet.manager import FsTopology
+
+if TYPE_CHECKING:
+    from recordings.reader import Recording
+    from replay.collect import NodePartial
+    from replay.results import Eviction
+    from replay.settings import SettingsRequest
 
 _SIGNED = 1 << 63
 
@@ -215,3 +224,134 @@ NOTE = ("--counterfactual: from the pass after each predicted eviction the pod's
 def disk_emptydirs(pod: Pod) -> tuple[str, ...]:
     """The pod's emptyDir volumes on disk (no ``medium: Memory``): torn down, and freed, when it terminates."""
     return tuple(v.name for v in pod.volumes if v.source == "emptyDir" and not v.empty_dir_medium)
+
+
+# -- the other direction: a pod really evicted that the variant keeps ------------------------------------------
+
+_REAL: weakref.WeakKeyDictionary[Any, dict[str, dict[str, datetime]]] = weakref.WeakKeyDictionary()
+
+
+def really_evicted(rec: Recording, node: str) -> dict[str, datetime]:
+    """UID → when the recording shows the pod evicted (its first Evicted event or failed status) on ``node``;
+    admission rejections never ran and are not here, nor real evictions without a UID (nothing to hold)."""
+    by_node = _REAL.get(rec)
+    if by_node is None:
+        from replay.matching import real_evictions
+
+        by_node = {}
+        for r in real_evictions(rec):
+            if r.node and r.uid and r.time is not None:
+                seen = by_node.setdefault(r.node, {})
+                seen[r.uid] = min(seen.get(r.uid, r.time), r.time)
+        _REAL[rec] = by_node
+    return by_node.get(node, {})
+
+
+def _take_memory(mem: dict[str, Any] | None, ws: int, usage: int, rss: int) -> None:
+    if not mem:
+        return
+    if isinstance(mem.get("availableBytes"), int):
+        mem["availableBytes"] = max(0, mem["availableBytes"] - ws)
+    for key, amount in (("workingSetBytes", ws), ("usageBytes", usage), ("rssBytes", rss)):
+        if isinstance(mem.get(key), int):
+            mem[key] += amount
+
+
+def _take_fs(fs: dict[str, Any] | None, nbytes: int, inodes: int) -> None:
+    """Charge ``nbytes``/``inodes`` to one filesystem again, never below nothing available."""
+    if not fs:
+        return
+    if isinstance(fs.get("availableBytes"), int):
+        fs["availableBytes"] = max(0, fs["availableBytes"] - nbytes)
+    if isinstance(fs.get("usedBytes"), int):
+        fs["usedBytes"] += nbytes
+    free = fs.get("inodesFree")
+    if isinstance(free, int) and free < _SIGNED:
+        fs["inodesFree"] = max(0, free - inodes)
+        if isinstance(fs.get("inodesUsed"), int):
+            fs["inodesUsed"] += inodes
+
+
+def hold_pods(summary: Mapping[str, Any], held: Mapping[str, Mapping[str, Any]], topology: FsTopology, *,
+              emptydir_volumes: Mapping[str, Collection[str]] | None = None) -> dict[str, Any]:
+    """``summary`` as it would read had the pods ``held`` (UID → their last recorded stats entry) kept running
+    at that usage: each entry back in ``pods`` and its usage charged to the node, by the same routing
+    :func:`remove_pods` frees it (memory to the node and the ``pods`` container, writable layers, logs and disk
+    emptyDirs to their filesystems, processes to ``rlimit.curproc``). The inverse of :func:`remove_pods` for a
+    pod the recording no longer shows; available never below 0."""
+    out: dict[str, Any] = copy.deepcopy(dict(summary))
+    if not held:
+        return out
+    node = out.setdefault("node", {})
+    pods = out.setdefault("pods", [])
+    taken = []
+    for uid, stats in held.items():
+        entry = copy.deepcopy(dict(stats))
+        pods.append(entry)
+        taken.append(pod_footprint(entry, (emptydir_volumes or {}).get(uid, ())))
+        ws, usage, rss = _memory(entry)
+        _take_memory(node.get("memory"), ws, usage, rss)
+        for sc in node.get("systemContainers") or ():
+            if isinstance(sc, dict) and sc.get("name") == "pods":
+                _take_memory(sc.get("memory"), ws, usage, rss)
+    on_nodefs = layers_on_nodefs(topology)
+    logs_b, logs_i = sum(f.nodefs_bytes for f in taken), sum(f.nodefs_inodes for f in taken)
+    root_b, root_i = sum(f.rootfs_bytes for f in taken), sum(f.rootfs_inodes for f in taken)
+    amounts = {NODEFS: (logs_b + (root_b if on_nodefs else 0), logs_i + (root_i if on_nodefs else 0)),
+               LAYERS: (root_b, root_i)}
+    runtime = node.get("runtime") or {}
+    for name, share in fs_shares(topology).items():
+        _take_fs(node.get("fs") if name == "fs" else runtime.get(name), *amounts[share])
+    rlimit = node.get("rlimit")
+    if isinstance(rlimit, dict) and isinstance(rlimit.get("curproc"), int):
+        rlimit["curproc"] += sum(f.processes for f in taken)
+    return out
+
+
+HELD_NOTE = ("held (modelled): a pod the recording shows evicted that this variant had not evicted by then is kept "
+             "running at its last recorded usage (its last stats entry before it disappeared) from its real eviction "
+             "on, charged to its node's signals and back among the candidates (replay/COUNTERFACTUAL.md)")
+
+
+def held_by(rec: Recording, node: str, evictions: Iterable[Eviction]) -> list[str]:
+    """The UIDs really evicted on ``node`` that the replay's ``evictions`` do not evict at or before that time:
+    the pods the counterfactual replay holds at their last usage."""
+    made: dict[str, datetime] = {}
+    for e in evictions:
+        if e.node == node:
+            made[e.uid] = min(made.get(e.uid, e.time), e.time)
+    return [uid for uid, when in really_evicted(rec, node).items() if uid not in made or made[uid] > when]
+
+
+def hold_real_evictions(rec: Recording, requests: Sequence[SettingsRequest], names: Sequence[str],
+                        partials: list[list[NodePartial]], *, rerun: bool, spool: Path | None = None,
+                        frames: bool = True) -> list[list[str]]:
+    """For each counterfactual request, the nodes with a real eviction it does not make: with ``rerun`` (the
+    columnar path, which does not model the hold) those nodes are replayed again on the per-tick reference,
+    whose passes hold the pods (:class:`replay.reference.NodeRun`), their partials replaced in place. Returns
+    each request's notes."""
+    notes: list[list[str]] = [[] for _ in requests]
+    affected = [(i, j) for i, request in enumerate(requests) if request.counterfactual
+                for j, p in enumerate(partials[i]) if held_by(rec, p.node, p.evictions)]
+    if not affected:
+        return notes
+    if rerun:
+        from recordings.pod_timeline import index_pods_by_node, pods_of_nodes
+        from replay.collect import ReferenceNode
+        from replay.reference import NodeRun
+
+        nodes = sorted({partials[i][j].node for i, j in affected})
+        pods = index_pods_by_node(pods_of_nodes(rec.scan_objects(), nodes))
+        for i, j in affected:
+            name = partials[i][j].node
+            ref = ReferenceNode(NodeRun(rec, name, requests[i], pods.get(name, [])), frames=frames)
+            for one in ref.run.passes():
+                ref.add(one)
+            partials[i][j] = ref.partial(spool)
+    for i, j in affected:
+        part = partials[i][j]
+        held = held_by(rec, part.node, part.evictions)
+        if held:
+            where = " (replayed on the per-tick reference path, which models it)" if rerun else ""
+            notes[i].append(f"{part.node}: {len(held)} pod(s) {HELD_NOTE}{where}")
+    return notes

@@ -110,12 +110,18 @@ def replay(
         from replay.fast.parallel import partials_parallel
 
         partials = partials_parallel(rec, requests, names, jobs=jobs, on_passes=progress, spool=where, frames=frames)
+    held: list[list[str]] = [[] for _ in requests]
+    if any(r.counterfactual for r in requests):  # pods really evicted that a variant keeps: held, on the reference
+        from replay.counterfactual import hold_real_evictions
+
+        held = hold_real_evictions(rec, requests, names, partials, rerun=not reference,
+                                   spool=None if ray is not None else where, frames=frames)
     results = []
-    for request, parts in zip(requests, partials, strict=True):
+    for request, parts, kept in zip(requests, partials, held, strict=True):
         builder = ResultBuilder(rec, request, spool=spool)
         for p in parts:
             builder.add(p)
-        results.append(builder.finish(notes if frames else [*notes, NO_FRAMES]))
+        results.append(builder.finish([*notes, *kept] if frames else [*notes, *kept, NO_FRAMES]))
     return results
 
 

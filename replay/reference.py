@@ -16,12 +16,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
 from datetime import datetime
+from typing import Any
 
 from recordings.errors import InputError
 from recordings.pod_timeline import PodsInForce, PodVersion, index_pods_by_node
 from recordings.reader import Recording, TickInfo
 from replay.context import active_pods, infer_topology
-from replay.counterfactual import disk_emptydirs, remove_pods
+from replay.counterfactual import disk_emptydirs, hold_pods, really_evicted, remove_pods
 from replay.kubelet.api import Node, Pod, Summary, parse_nodes, parse_pods, parse_summary
 from replay.kubelet.manager import EvictionManager, FsTopology, SyncResult
 from replay.settings import NodeSettings, SettingsRequest, resolve_node
@@ -114,12 +115,22 @@ class NodeRun:
     def passes(self, *, until_tick: int | None = None) -> Iterator[Pass]:
         """Every recorded tick with data, in order, as a synchronize pass (stop after ``until_tick``)."""
         info_by_tick = {t.index: t for t in self.ticks}
+        # counterfactual, the other direction: pods the recording shows evicted (UID → when) are held at their
+        # last stats entry while this replay has not evicted them (replay/COUNTERFACTUAL.md)
+        really = really_evicted(self.rec, self.node) if self.request.counterfactual else {}
+        last_stats: dict[str, dict[str, Any]] = {}
+        running: dict[str, Pod | None] = {}
         for tick, raw_summary in self.rec.summaries(self.node):
             if until_tick is not None and tick > until_tick:
                 return
             info = info_by_tick.get(tick)
             if info is None or not info.ok:
                 continue
+            if really:
+                for entry in raw_summary.get("pods") or ():
+                    uid = (entry.get("podRef") or {}).get("uid") if isinstance(entry, dict) else None
+                    if uid in really and uid not in self.evicted_uids:
+                        last_stats[uid] = entry
             if self.request.counterfactual and self.evicted_uids:
                 raw_summary, freed = remove_pods(raw_summary, self.evicted_uids, self.topology,
                                                  emptydir_volumes=self._emptydirs)
@@ -131,7 +142,28 @@ class NodeRun:
                 self.manager = EvictionManager(self.settings.config, self.settings.profile, self.topology,
                                                platform=self.settings.platform)
             when = sample_time(summary) or info.time
-            candidates = [p for p in active_pods(self.pods_at(when, summary), self.node)
+            held: dict[str, dict[str, Any]] = {}
+            if really:
+                present = {s.pod_ref.uid for s in summary.pods}
+                held = {uid: last_stats[uid] for uid, at in really.items()
+                        if uid in last_stats and uid not in self.evicted_uids and uid not in present and when >= at}
+            held_pods: list[Pod] = []
+            if held:
+                for uid in held:
+                    if uid not in running:
+                        versions = [self._pod(v) for v in self.pod_versions if v.key == uid and not v.deleted]
+                        found = next((p for p in reversed(versions) if p.phase not in ("Succeeded", "Failed")), None)
+                        running[uid] = found
+                        if found is not None:
+                            self._emptydirs[uid] = disk_emptydirs(found)
+                    pod = running[uid]
+                    if pod is not None:
+                        held_pods.append(pod)
+                held = {uid: entry for uid, entry in held.items() if running[uid] is not None}
+                raw_summary = hold_pods(raw_summary, held, self.topology, emptydir_volumes=self._emptydirs)
+                summary = parse_summary(raw_summary, source=f"recording {self.node} tick {tick} (pods held)")
+            in_force = [p for p in self.pods_at(when, summary) if p.uid not in held]
+            candidates = [p for p in active_pods([*in_force, *held_pods], self.node)
                           if p.uid not in self.evicted_uids]
             result = self.manager.synchronize(summary, candidates, when)
             for eviction in result.evictions:

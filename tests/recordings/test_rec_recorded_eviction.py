@@ -176,13 +176,42 @@ def _whatif(recorded: Recorded, *flags: str) -> dict[str, Any]:
     return doc
 
 
-def test_whatif_a_higher_threshold_evicts_more_and_earlier(recorded: Recorded) -> None:
+def test_whatif_a_higher_threshold_evicts_earlier_and_at_most_what_a_closed_loop_would(recorded: Recorded) -> None:
     doc = _whatif(recorded, "--eviction-hard", THRESHOLD, "--eviction-hard", HIGHER)
     base, same, higher = doc["variants"]
     assert base["evictions"] == same["evictions"] == len(TIMINGS)  # the recorded threshold: what happened
     assert base["matched_exact"] == same["matched_exact"] == len(TIMINGS)
-    assert higher["evictions"] > same["evictions"], doc["variants"]
+    assert base["as_recorded_until"] is None and base["horizons"] == []
+    # a closed loop evicts the growing sidecar pod once per node, earlier, and memory recovers: the
+    # counterfactual default takes its usage off, so nothing else on the node is evicted
+    assert higher["evictions"] == len(TIMINGS) and higher["matched"] == len(TIMINGS), doc["variants"]
     assert higher["first_eviction"] < same["first_eviction"]
+    assert {h["node"] for h in higher["horizons"]} == set(TIMINGS)  # it parts ways where it evicts earlier
+    assert higher["as_recorded_until"] == higher["first_eviction"]
+    open_loop = _whatif(recorded, "--eviction-hard", HIGHER, "--as-recorded")["variants"][1]
+    assert open_loop["evictions"] > higher["evictions"]  # pods keep their recorded usage: the next goes, and the next
+
+
+def test_whatif_a_lower_threshold_reports_the_horizon_and_holds_the_really_evicted_pod(recorded: Recorded) -> None:
+    lower = "memory.available<924Mi"  # one growth below: the real eviction's sample stays above it
+    doc = _whatif(recorded, "--eviction-hard", lower)
+    low = doc["variants"][1]
+    assert low["evictions"] == 0 and low["matched"] == 0
+    horizons = {h["node"]: h for h in low["horizons"]}
+    assert set(horizons) == set(TIMINGS)
+    for node, ev in recorded.evictions.items():
+        h = horizons[node]
+        assert h["as_recorded_until"] is not None and ev["pod"] in h["reason"] and "does not evict" in h["reason"]
+        assert h["as_recorded_until"] >= _stamp(ev["sample_time"])
+    assert low["as_recorded_until"] == min(h["as_recorded_until"] for h in horizons.values())
+    text = run_evictlens("whatif", str(recorded.path), "--eviction-hard", lower, env={"COLUMNS": "250"})
+    assert text.returncode == 0, text.stderr
+    assert "as recorded until" in text.stdout
+    assert all(f"#1 {node}: as recorded until" in text.stdout for node in TIMINGS)
+    out = run_evictlens("replay", str(recorded.path), "--eviction-hard", lower, "--counterfactual",
+                        env={"COLUMNS": "250"})
+    assert out.returncode == 0, out.stderr
+    assert "held (modelled)" in out.stdout and "as recorded until" in out.stdout
 
 
 def test_whatif_versions_name_the_sidecar_only_from_1_32(recorded: Recorded) -> None:
@@ -194,3 +223,26 @@ def test_whatif_versions_name_the_sidecar_only_from_1_32(recorded: Recorded) -> 
         assert base == v130 == ev["message"] and "el-sidecar1" not in v130
         assert "Container el-sidecar1 was using" in v132 and "Container el1 was using" in v132
         assert pods[ev["uid"]]["messages_differ"]
+
+
+def test_the_columnar_path_routes_held_nodes_to_the_reference_and_agrees_with_it(recorded: Recorded) -> None:
+    from replay.engine import replay
+    from replay.kubelet.config import FlagOverrides
+    from replay.settings import SettingsRequest
+
+    rec = open_recording(recorded.path)
+    low = SettingsRequest(label="low", overrides=FlagOverrides(eviction_hard=("memory.available<924Mi",)),
+                          counterfactual=True)
+    (fast,) = replay(rec, [low], jobs=1)
+    (ref,) = replay(rec, [low], reference=True)
+    assert fast.nodes == ref.nodes and fast.evictions == ref.evictions
+    assert fast.signals.collect().equals(ref.signals.collect(), null_equal=True)
+    held = [n for n in fast.notes if "held (modelled)" in n]
+    assert len(held) == len(TIMINGS) and all("per-tick reference" in n for n in held)
+    # the held pod is charged back: after its real eviction the node's memory.available stays where it was
+    for node, ev in recorded.evictions.items():
+        after = fast.signals.collect().filter((pl.col("node") == node) & (pl.col("signal") == "memory.available")
+                                              & (pl.col("time") > datetime.fromtimestamp(ev["sample_time"], UTC)))
+        at = fast.signals.collect().filter((pl.col("node") == node) & (pl.col("signal") == "memory.available")
+                                           & (pl.col("time") == datetime.fromtimestamp(ev["sample_time"], UTC)))
+        assert after.height and set(after["available"].to_list()) <= set(at["available"].to_list()), node
