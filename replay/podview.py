@@ -178,3 +178,26 @@ def pod_series(rec: Recording, node: str, namespace: str, name: str, uid: str) -
     return PodSeries(stats, total("requests", "memory"), total("limits", "memory"),
                      total("requests", "ephemeral-storage"), total("limits", "ephemeral-storage"),
                      [(n, k) for n, k, _r in containers])
+
+
+def pods_named(rec: Recording, text: str) -> list[tuple[str, str, str, str]]:
+    """(node, namespace, name, uid) of every pod the recording has stats of whose ``namespace/name`` contains
+    ``text`` (case-insensitive), exact names first: the TUI's ``:pod`` jump across nodes."""
+    query = (rec.scan("pod_stats").select("node", "namespace", "name", "pod_uid").unique()
+             .filter((pl.col("namespace") + "/" + pl.col("name")).str.to_lowercase()
+                     .str.contains(text.lower(), literal=True)))
+    rows = rec._collect("pod_stats", query).iter_rows()
+    found = [(str(n), str(ns), str(name), str(uid)) for n, ns, name, uid in rows]
+    return sorted(found, key=lambda r: (r[2] != text and f"{r[1]}/{r[2]}" != text, r[2], r[0], r[1]))
+
+
+def container_series(rec: Recording, node: str, uid: str) -> pl.DataFrame:
+    """One pod's usage per container and tick (tick, container, memory, disk): the pod view's per-container
+    lines (:func:`pod_series` is their sum)."""
+    query = (rec.scan_container_stats().filter((pl.col("node") == node) & (pl.col("pod_uid") == uid))
+             .select(pl.col("tick").cast(pl.Int64), pl.col("name").alias("container"),
+                     pl.col("memory_working_set_bytes").cast(pl.Int64).alias("memory"),
+                     (pl.col("rootfs_used_bytes").cast(pl.Int64).fill_null(0)
+                      + pl.col("logs_used_bytes").cast(pl.Int64).fill_null(0)).alias("disk"))
+             .sort("container", "tick"))
+    return rec._collect("container_stats", query)

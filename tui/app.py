@@ -10,7 +10,9 @@ before any result the error screen, after it a notification, always one line.
 from __future__ import annotations
 
 import dataclasses
+import tempfile
 from collections.abc import Iterable
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import ClassVar
@@ -24,7 +26,16 @@ from textual.worker import Worker
 from recordings.errors import EvictlensError
 from replay.settings import SettingsRequest
 from tui.loading import ReplayJob, classify, describe_request
-from tui.messages import CompareResults, ReplayProgress, ResultsReady, RunWhatIf, UseResult, WorkFailed, worker_failure
+from tui.messages import (
+    CompareResults,
+    CursorMoved,
+    ReplayProgress,
+    ResultsReady,
+    RunWhatIf,
+    UseResult,
+    WorkFailed,
+    worker_failure,
+)
 from tui.results_view import ResultsView
 from tui.screens.base import ResultsScreen
 from tui.screens.error import ErrorScreen
@@ -61,6 +72,9 @@ class EvictlensApp(App[int]):
         self.current = 0
         self.failed: str | None = None
         self._whatifs = 0
+        self.cursor_time: datetime | None = None
+        """The timeline's cursor (None until one moves): every open view shows this moment."""
+        self._unpacked: tempfile.TemporaryDirectory[str] | None = None
 
     # -- state --------------------------------------------------------------------------------
     @property
@@ -70,6 +84,17 @@ class EvictlensApp(App[int]):
     def use(self, index: int) -> None:
         self.current = index
         self._notify_screens()
+
+    @on(CursorMoved)
+    def cursor_moved(self, message: CursorMoved) -> None:
+        self.set_cursor(message.when)
+
+    def set_cursor(self, when: datetime | None) -> None:
+        """The timeline's cursor moved: every open view (overview's next to go, pod view) follows."""
+        self.cursor_time = when
+        for screen in self.screen_stack:
+            if isinstance(screen, ResultsScreen):
+                screen.cursor_moved(when)
 
     def _notify_screens(self) -> None:
         for screen in self.screen_stack:
@@ -94,6 +119,8 @@ class EvictlensApp(App[int]):
         else:
             path = self.target
             kind = classify(path)
+            if kind == "packed":
+                path, kind = self._unpack(path), "recording"
         if kind == "results":
             from tui.results_dir import open_results_dir
 
@@ -102,6 +129,16 @@ class EvictlensApp(App[int]):
         else:
             view = self._replay(ReplayJob(path, SettingsRequest(label=FIRST), FIRST, self.jobs))
         self.post_message(ResultsReady(view))
+
+    def _unpack(self, packed: Path) -> Path:
+        """A packed recording unpacked into a temporary directory (removed when the app ends), as
+        ``evictlens unpack`` would (recordings/pack.py)."""
+        from recordings.pack import unpack
+
+        self._unpacked = tempfile.TemporaryDirectory(prefix="evictlens-tui-")
+        dest = Path(self._unpacked.name) / packed.name.removesuffix(".evictlens.tar")
+        unpack(packed, dest)
+        return dest
 
     def _replay(self, job: ReplayJob) -> ResultsView:
         total = job.total
@@ -171,6 +208,10 @@ class EvictlensApp(App[int]):
             if isinstance(screen, (LoadingScreen, ResultsScreen)):
                 screen.show_progress(message.label, message.done, message.total)
 
+    def on_unmount(self) -> None:
+        if self._unpacked is not None:
+            self._unpacked.cleanup()
+
     def on_results_ready(self, message: ResultsReady) -> None:
         self.results.append(message.view)
         if len(self.results) == 1:
@@ -211,6 +252,12 @@ class EvictlensApp(App[int]):
         if self.results and not isinstance(self.screen, CompareScreen):
             self.post_message(CompareResults())
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Export only where there is a table (else not in the footer, the help or the palette)."""
+        if action == "export":
+            return self._table_on_screen() is not None
+        return True
+
     def action_export(self, fmt: str) -> None:
         from tui.export import export_table
 
@@ -219,9 +266,31 @@ class EvictlensApp(App[int]):
             self.notify("no table on this screen to export", severity="warning")
             return
         columns, rows = table.export_rows()
-        name = f"evictlens-{type(self.screen).__name__.removesuffix('Screen').lower()}-{table.id or 'table'}"
-        path = export_table(self.export_dir, name, fmt, columns, rows)
+        path = export_table(self.export_dir, self._export_name(table.id or "table"), fmt, columns, rows)
         self.notify(f"{len(rows)} rows written to {path}", title=f"exported {fmt.upper()}")
+
+    def _export_name(self, what: str) -> str:
+        """``evictlens-<screen>-<object>-<table>``: the node, pod or result the screen shows."""
+        screen = self.screen
+        kind = type(screen).__name__.removesuffix("Screen").lower()
+        obj = screen.export_object() if isinstance(screen, ResultsScreen) else ""
+        return "-".join(p for p in ("evictlens", kind, obj, what) if p)
+
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
+                           time_format: str | None = None) -> str | None:
+        """The palette's screenshot: an SVG into ``--export-dir`` (default: the current directory), named for
+        the screen and the time, never over another file (Textual's default is ~/Downloads, often missing)."""
+        from tui.export import export_path, write_new
+
+        directory = Path(path) if path else self.export_dir
+        target = directory / filename if filename else export_path(directory, self._export_name("screenshot"), "svg")
+        try:
+            written = write_new(target, self.export_screenshot())
+        except OSError as exc:
+            self.notify(f"{directory}: {exc.strerror or exc}", title="screenshot not saved", severity="error")
+            return None
+        self.notify(str(written), title="screenshot saved")
+        return str(written)
 
     def _table_on_screen(self) -> RecordTable | None:
         focused = self.screen.focused

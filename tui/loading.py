@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tarfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,13 +21,21 @@ from recordings.reader import Recording
 from replay.settings import SettingsRequest
 from tui.results_view import ResultsView
 
-Kind = Literal["results", "recording"]
+Kind = Literal["results", "recording", "packed"]
 
 
 def classify(path: Path) -> Kind:
-    """A results directory or a recording; anything else is a one-line :class:`InputError`."""
+    """A results directory, a recording, or a packed recording (``.evictlens.tar``, opened unpacked into a
+    temporary directory); anything else is a one-line :class:`InputError`."""
+    from recordings.pack import SUFFIX
+
     if not path.exists():
         raise InputError("no such file or directory", source=str(path))
+    if path.is_file() and path.name.endswith(SUFFIX):
+        return "packed"
+    if path.is_file() and tarfile.is_tarfile(path):
+        raise InputError(f"a tar file not named *{SUFFIX}; if it is a packed recording, evictlens unpack it "
+                         "(evictlens unpack FILE DIR) and open the directory", source=str(path))
     if path.is_dir() and (path / "result.json").is_file():
         return "results"
     if path.is_dir() and (path / "manifest.json").is_file():

@@ -7,6 +7,8 @@ another current result, a comparison) and bubble up to the app; a failed worker 
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
@@ -75,6 +77,14 @@ class CompareResults(Message):
     def __init__(self, b_index: int | None = None) -> None:
         super().__init__()
         self.b_index = b_index
+
+
+class CursorMoved(Message):
+    """The timeline's cursor is at ``when``: every open view shows that moment."""
+
+    def __init__(self, when: datetime | None) -> None:
+        super().__init__()
+        self.when = when
 
 
 def worker_failure(event: Worker.StateChanged) -> WorkFailed | None:

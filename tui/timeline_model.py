@@ -58,6 +58,9 @@ class PlotData:
     cursor: int
     window: tuple[int, int]
     x_labels: list[tuple[int, str]]
+    y_range: tuple[float, float]
+    """The y axis: 0 to the top of the window's values, or zoomed around the thresholds (``z``)."""
+    zoomed: bool = False
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,9 @@ class TimelineModel:
     signal: str = field(init=False)
     cursor: int = field(init=False, default=0)
     window: tuple[int, int] = field(init=False)
+    zoom_y: bool | None = field(init=False, default=None)
+    """The y axis around the thresholds (True), 0 to the top (False), or None: zoomed when the thresholds
+    would sit on the 0 line (below a tenth of the window's top)."""
     _values: dict[str, list[int | None]] = field(init=False, default_factory=dict)
     _by_threshold: dict[tuple[str, int], list[int | None]] = field(init=False, default_factory=dict)
 
@@ -93,6 +99,10 @@ class TimelineModel:
         self.times = passes["time"].to_list()
         self.signals = sorted(set(self.series["signal"].to_list()), key=signal_key)
         self.signal = self.signals[0] if self.signals else ""
+        first_signal = next((e.signal for e in sorted(self.evictions, key=lambda e: (e.time, e.id))
+                             if e.signal in self.signals), None)
+        if first_signal:  # open on the signal the node's first eviction was for (imagefs, inodes …)
+            self.signal = first_signal
         self.window = (0, max(0, len(self.ticks) - 1))
         first = self.first_eviction()
         self.cursor = first if first is not None else 0
@@ -242,10 +252,31 @@ class TimelineModel:
         for t in self.thresholds_of(signal):
             kind = "hard" if t.hard else "soft"
             thresholds.append((f"{kind} {t.text.split(' ')[0]}", reduce(self.threshold_values(signal, t.id))))
+        y_range, zoomed = self._y_range(reduce(values), [v for _l, series in thresholds for v in series])
         n_labels = 4
         positions = sorted({lo + (hi - lo) * k // max(1, n_labels - 1) for k in range(n_labels)})
         labels = [(p, self.times[p].strftime("%H:%M:%S")) for p in positions if p < len(self.times)]
         return PlotData(signal, unit, scale, xs, reduce(values), thresholds,
                         [b for b in self.bands()
                          if b.last >= lo and b.first <= hi and b.condition == condition_of(signal)],
-                        [m for m in self.markers() if lo <= m.index <= hi], self.cursor, (lo, hi), labels)
+                        [m for m in self.markers() if lo <= m.index <= hi], self.cursor, (lo, hi), labels,
+                        y_range, zoomed)
+
+    def _y_range(self, ys: list[float | None], limits: list[float | None]) -> tuple[tuple[float, float], bool]:
+        """0 to the top of what is drawn, or 0 to three times the highest threshold (a 67Mi reading against a
+        100Mi threshold is on the 0 line of a 0–8Gi axis, in the middle of a 0–300Mi one)."""
+        values = [v for v in ys if v is not None]
+        marks = [v for v in limits if v is not None and v > 0]
+        top = max([*values, *marks], default=1.0) * 1.05 or 1.0
+        bottom = min(0.0, min(values, default=0.0))
+        if not marks:
+            return (bottom, top), False
+        near = max(marks) * 3
+        zoom = self.zoom_y if self.zoom_y is not None else near * 3.3 < top
+        if not zoom or near >= top:
+            return (bottom, top), False
+        return (bottom, near), True
+
+    def toggle_zoom_y(self) -> None:
+        shown = self.plot(80).zoomed
+        self.zoom_y = not shown

@@ -71,16 +71,19 @@ async def test_slash_filters_by_name_and_escape_clears(sample_cache: Path, tmp_p
         assert app.screen.query_one("#nodes", RecordTable).row_count == 1
 
 
-async def test_s_sorts_by_the_next_column_and_S_reverses(sample_cache: Path, tmp_path: Path) -> None:
+async def test_s_sorts_by_the_next_column_with_a_marker_and_S_reverses(sample_cache: Path, tmp_path: Path) -> None:
     app = _app(sample_cache, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
         table = app.screen.query_one("#nodes", RecordTable)
-        await pilot.press("s")
-        assert (table.sort_column, table.sort_descending) == (0, False)
+        await pilot.press("s")  # not the first column: the rows come sorted by it already
+        assert (table.sort_column, table.sort_descending) == (1, False)
+        labels = [str(c.label) for c in table.columns.values()]
+        assert labels[1].endswith("▲") and not labels[0].endswith(("▲", "▼"))
         await pilot.press("s", "S")
-        assert (table.sort_column, table.sort_descending) == (1, True)
+        assert (table.sort_column, table.sort_descending) == (2, True)
+        assert str(list(table.columns.values())[2].label).endswith("▼")
 
 
 async def test_timeline_cursor_zoom_and_eviction_jumps(sample_cache: Path, tmp_path: Path) -> None:
@@ -206,7 +209,10 @@ async def test_question_mark_lists_every_binding_of_the_screen(sample_cache: Pat
 
         actions = {row[1] for row in binding_rows(timeline)}
         assert {"Zoom in", "Zoom out", "Next eviction", "Prev eviction", "Back", "Help", "What-if",
-                "Export CSV"} <= actions
+                "Zoom on thresholds"} <= actions
+        assert "Export CSV" not in actions  # no table on the timeline
+        described = [row[1] for row in binding_rows(timeline)]
+        assert len(described) == len(set(described))  # "Zoom in" once, not for +, = and i
         table = app.screen.query_one("#help-table")
         assert table.row_count == len(binding_rows(timeline))  # type: ignore[attr-defined]
         await pilot.press("escape")
@@ -228,12 +234,13 @@ async def test_export_writes_the_table_on_screen_as_csv_and_json(sample_cache: P
         await app.workers.wait_for_complete()
         await pilot.pause()
         await pilot.press("ctrl+e", "ctrl+j")
-        rows = list(csv.DictReader((tmp_path / "evictlens-overview-nodes.csv").open()))
+        (written,) = tmp_path.glob("evictlens-overview-nodes-*.csv")
+        rows = list(csv.DictReader(written.open()))
         assert [r["node"] for r in rows] == ["kind-worker"]
         assert int(rows[0]["predicted"]) == 1 and int(rows[0]["lowest_memory.available"]) > 0
-        doc = json.loads((tmp_path / "evictlens-overview-nodes.json").read_text())
-        assert doc[0]["node"] == "kind-worker"
-        assert (tmp_path / "evictlens-overview-nodes.csv").stat().st_mode & 0o777 == 0o600
+        (doc_path,) = tmp_path.glob("evictlens-overview-nodes-*.json")
+        assert json.loads(doc_path.read_text())[0]["node"] == "kind-worker"
+        assert written.stat().st_mode & 0o777 == 0o600
 
 
 async def test_a_results_directory_opens_directly(results_dir: Path, sample_cache: Path, tmp_path: Path) -> None:

@@ -12,6 +12,8 @@ from textual.worker import Worker
 from tui.messages import worker_failure
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from tui.app import EvictlensApp
     from tui.results_view import ResultsView
 
@@ -38,6 +40,13 @@ class ResultsScreen(Screen[None]):
         failed = worker_failure(event)
         if failed is not None:
             self.post_message(failed)
+
+    def export_object(self) -> str:
+        """The name of what the screen shows (a node, a pod), for export and screenshot file names."""
+        return ""
+
+    def cursor_moved(self, when: datetime | None) -> None:
+        """The timeline's cursor moved to ``when`` (the app's shared moment)."""
 
     def results_changed(self) -> None:
         """The current result switched, or a new one arrived."""

@@ -12,12 +12,15 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static, TextArea
 
+from replay.explain import Explanation
 from replay.impact import owner_impact
+from replay.kubelet.quantity import Quantity
 from replay.podview import ContainerRow
 from replay.replay_report import fmt_bytes, marked_diff
-from replay.results import Eviction, RankedPod
+from replay.results import Eviction, Match, RankedPod
 from tui.fmt import fmt_clock, fmt_signal_value
 from tui.screens.base import ResultsScreen
+from tui.screens.overview import decided_text
 from tui.widgets.record_table import Column, Record, RecordTable
 
 
@@ -68,7 +71,7 @@ def ranking_records(e: Eviction) -> tuple[list[Column], list[Record]]:
                Column("usage", "usage", lambda v: fmt_signal_value(e.signal or "memory.available", v), right=True),
                Column("request", "request", lambda v: fmt_signal_value(e.signal or "memory.available", v),
                       right=True),
-               Column("reason", "why here")]
+               Column("decided_by", "kept by"), Column("reason", "why here")]
 
     def style(r: RankedPod) -> str:
         if r.uid == e.uid:
@@ -76,8 +79,49 @@ def ranking_records(e: Eviction) -> tuple[list[Column], list[Record]]:
         return "dim" if r.critical else ""
 
     records = [Record(f"{r.namespace}/{r.pod}", (r.rank, f"{r.namespace}/{r.pod}", r.qos, r.priority, r.usage,
-                                                 r.request, r.reason), style(r)) for r in e.ranking]
+                                                 r.request, decided_text(e, r), r.reason), style(r))
+               for r in e.ranking]
     return columns, records
+
+
+def moment_ranking(explanation: Explanation) -> tuple[list[Column], list[Record]]:
+    """The replay's ranking at a moment (``explain --at``'s table): who it would have evicted first."""
+    signal = explanation.result.threshold_to_reclaim.signal if explanation.result.threshold_to_reclaim else ""
+
+    def amount(q: Quantity | None) -> int | None:
+        return None if q is None else int(q.value)
+
+    columns = [Column("rank", "#", right=True), Column("pod", "pod"), Column("priority", "priority", right=True),
+               Column("usage", "usage", lambda v: fmt_signal_value(signal, v), right=True),
+               Column("request", "request", lambda v: fmt_signal_value(signal, v), right=True),
+               Column("exceeds", "over request", lambda v: "—" if v is None else ("yes" if v else "no")),
+               Column("critical", "critical", lambda v: "critical" if v else "")]
+    records = [Record(f"{f.namespace}/{f.pod}", (i + 1, f"{f.namespace}/{f.pod}", f.priority, amount(f.usage),
+                                                 amount(f.request), f.exceeds_request, f.critical),
+                      "dim" if f.critical else ("bold" if i == 0 else ""))
+               for i, f in enumerate(explanation.ranking)]
+    return columns, records
+
+
+def moment_text(explanation: Explanation) -> Text:
+    """What the replay's own pass saw at that moment: each signal against its thresholds, met ones in red."""
+    out = Text()
+    out.append(f"The replay at that moment ({explanation.moment}):\n", style="bold")
+    for row in explanation.observations:
+        out.append(f"  {row.signal}: available {row.available} of {row.capacity}")
+        for describe, quantity, met in row.thresholds:
+            out.append(f" · {describe} ({quantity})")
+            if met:
+                out.append(" MET", style="bold red")
+        out.append("\n")
+    reclaim = explanation.result.threshold_to_reclaim
+    if reclaim is None:
+        out.append("no threshold to reclaim at this pass: the replay would not rank pods then", style="yellow")
+    else:
+        out.append(f"reclaiming {reclaim.signal}: the ranking below, first row first", style="bold")
+    for note in explanation.notes:
+        out.append(f"\n{note}", style="dim")
+    return out
 
 
 class EvictionScreen(ResultsScreen):
@@ -92,6 +136,10 @@ class EvictionScreen(ResultsScreen):
         super().__init__()
         self.eviction_id = eviction_id
 
+    def export_object(self) -> str:
+        e = self.view.eviction(self.eviction_id)
+        return f"{e.namespace}-{e.pod}"
+
     @property
     def eviction(self) -> Eviction:
         return self.view.eviction(self.eviction_id)
@@ -103,7 +151,7 @@ class EvictionScreen(ResultsScreen):
             yield Static(head_text(e), id="eviction-head")
             yield Static("Event message and annotations (c copies the message, y the annotations)",
                          classes="section")
-            yield TextArea(message_text(e), read_only=True, soft_wrap=True, id="message")
+            yield TextArea(message_text(e), read_only=True, soft_wrap=True, id="message", show_cursor=False)
             yield Static(id="diff")
             yield Static("Containers (red: named in the message or over a limit; yellow: over its request)",
                          classes="section")
@@ -170,3 +218,90 @@ class EvictionScreen(ResultsScreen):
         for r in e.ranking:
             if f"{r.namespace}/{r.pod}" == event.row_key.value:
                 self.app.push_screen(PodScreen(e.node, r.namespace, r.pod, r.uid))
+
+
+class RealEvictionScreen(ResultsScreen):
+    """A real eviction the replay did not predict: the recording's message, and the replay's own pass at that
+    moment (:func:`replay.moment.explain_moment`, the engine's ``moment``): what it saw and how it ranked."""
+
+    TITLE = "Real eviction"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "copy_message", "Copy message"),
+        Binding("v", "pod", "Pod view"),
+    ]
+
+    def __init__(self, match_index: int) -> None:
+        super().__init__()
+        self.match_index = match_index
+
+    @property
+    def match(self) -> Match:
+        return self.view.result.matches[self.match_index]
+
+    def export_object(self) -> str:
+        real = self.match.real
+        return f"{real.namespace}-{real.pod}"
+
+    def compose(self) -> ComposeResult:
+        real = self.match.real
+        yield Header(show_clock=False)
+        with VerticalScroll(id="eviction-body"):
+            head = Text()
+            head.append(f"{real.namespace}/{real.pod}", style="bold")
+            head.append(f"  on {real.node or '?'} at {fmt_clock(real.time)} · from {real.source}\n")
+            head.append("really evicted; the replay did not predict it", style="bold yellow")
+            yield Static(head, id="eviction-head")
+            yield Static("The recorded message (c copies it)", classes="section")
+            yield TextArea(real.message or "(the recording has this eviction but not its message)",
+                           read_only=True, soft_wrap=True, id="message", show_cursor=False)
+            yield Static("replaying the node up to that moment…", id="moment")
+            yield Static("Ranking at that moment, as the replay saw it (enter: that pod's view)", classes="section")
+            yield RecordTable(id="ranking")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        real = self.match.real
+        self.sub_title = f"{real.namespace}/{real.pod}"
+        self.load_moment()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, name="the replay at the real eviction")
+    def load_moment(self) -> None:
+        from replay.engine import Moment
+        from replay.moment import explain_moment
+        from replay.settings import SettingsRequest
+
+        real = self.match.real
+        rec = self.view.open_recording()
+        if rec is None or real.node is None or real.time is None:
+            why = ("the recording is not on disk" if rec is None
+                   else "the recording does not say on which node or when")
+            self.app.call_from_thread(self.query_one("#moment", Static).update, f"{why}: no replay of that moment")
+            return
+        request = self.view.request or SettingsRequest(label=self.view.label)
+        explanation = explain_moment(rec, request, real.node, Moment(at=real.time))
+        self.app.call_from_thread(self._moment, explanation)
+
+    def _moment(self, explanation: Explanation) -> None:
+        self.query_one("#moment", Static).update(moment_text(explanation))
+        self.query_one("#ranking", RecordTable).show(*moment_ranking(explanation))
+
+    def action_copy_message(self) -> None:
+        self.app.copy_to_clipboard(self.match.real.message or "")
+        self.notify("message copied (OSC 52 clipboard)", timeout=2)
+
+    def action_pod(self) -> None:
+        from tui.screens.pod import PodScreen
+
+        real = self.match.real
+        if real.node and real.pod and real.namespace:
+            self.app.push_screen(PodScreen(real.node, real.namespace, real.pod, real.uid or ""))
+
+    @on(DataTable.RowSelected, "#ranking")
+    def _open_ranked(self, event: DataTable.RowSelected) -> None:
+        from tui.screens.pod import PodScreen
+
+        real = self.match.real
+        key = str(event.row_key.value)
+        namespace, _, pod = key.partition("/")
+        if real.node:
+            self.app.push_screen(PodScreen(real.node, namespace, pod, ""))

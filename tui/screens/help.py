@@ -12,14 +12,15 @@ from textual.widgets import DataTable, Static
 
 
 def binding_rows(screen: Screen[object]) -> list[tuple[str, str, str]]:
-    """(key, what it does, where) of every binding with a description, the focused widget's first."""
+    """(key, what it does, where) of every binding with a description, the focused widget's first; an action
+    bound to several keys (``+``, ``=``, ``i``) once, under its displayed key; actions off here not at all."""
     rows: list[tuple[str, str, str]] = []
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, str, int]] = set()
     for key, active in screen.active_bindings.items():
         b = active.binding
-        if not b.description or (key, b.action) in seen:
+        if not b.description or not active.enabled or (b.action, b.description, id(active.node)) in seen:
             continue
-        seen.add((key, b.action))
+        seen.add((b.action, b.description, id(active.node)))
         where = "app" if active.node is screen.app else type(active.node).__name__
         rows.append((b.key_display or key, b.description, where))
     return rows

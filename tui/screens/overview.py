@@ -3,23 +3,58 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
+from replay.replay_report import fmt_bytes
+from replay.results import Eviction, RankedPod
 from replay.views import CONDITIONS, SHORT_SIGNAL
 from tui.fmt import fmt_clock, fmt_duration, fmt_ratio, fmt_signal_value
 from tui.messages import UseResult
 from tui.results_view import ResultsView
 from tui.screens.base import ResultsScreen
+from tui.screens.confirm import ConfirmScreen
 from tui.widgets.record_table import Column, Record, RecordTable
 
 
-def node_table(view: ResultsView, overcommit: dict[str, float]) -> tuple[list[Column], list[Record]]:
+def next_to_go(view: ResultsView, at: datetime | None = None) -> dict[str, tuple[str, str]]:
+    """Node → (pod, how close) of the pod next in line on it, from the rankings of the result: the latest
+    eviction at or before ``at`` (the timeline's cursor; None: the last one), the first ranked pod after the
+    evicted one that can be evicted, with what kept it (``usage, 859.5Mi short`` as the CLI prints it)."""
+    out: dict[str, tuple[str, str]] = {}
+    latest: dict[str, Eviction] = {}
+    for e in view.result.evictions:
+        if at is not None and e.time > at:
+            continue
+        if e.node not in latest or (e.time, e.id) > (latest[e.node].time, latest[e.node].id):
+            latest[e.node] = e
+    for node, e in latest.items():
+        evicted = next((r for r in e.ranking if r.decided_by == "evicted" or r.uid == e.uid), None)
+        after = [r for r in e.ranking if not r.critical and (evicted is None or r.rank > evicted.rank)]
+        if after:
+            out[node] = (f"{after[0].namespace}/{after[0].pod}", decided_text(e, after[0]))
+    return out
+
+
+def decided_text(e: Eviction, r: RankedPod) -> str:
+    """What kept a ranked pod from being the one evicted, as ``evictlens replay`` prints it
+    (replay_report.impact_lines): ``usage, 859.5Mi short``, ``priority +1000``, ``evicted``."""
+    how = r.decided_by or "—"
+    if r.margin is not None and how in ("usage", "processes"):
+        how += f", {fmt_bytes(r.margin) if e.signal != 'pid.available' else r.margin} short"
+    elif r.margin is not None and how == "priority":
+        how += f" {r.margin:+d}"
+    return how
+
+
+def node_table(view: ResultsView, overcommit: dict[str, float],
+               at: datetime | None = None) -> tuple[list[Column], list[Record]]:
     signals = view.signal_names()
     lowest = {(r["node"], r["signal"]): r["lowest"] for r in view.lowest_available().iter_rows(named=True)}
     pressure = view.pressure_seconds()
@@ -35,13 +70,16 @@ def node_table(view: ResultsView, overcommit: dict[str, float]) -> tuple[list[Co
     columns += [Column(f"lowest_{s}", f"low {SHORT_SIGNAL.get(s, s)}", _signal_fmt(s), right=True)
                 for s in signals]
     columns += [Column("predicted", "predicted", right=True), Column("real", "real", right=True),
-                Column("overcommit", "peak mem limits/alloc", fmt_ratio, right=True)]
+                Column("overcommit", "peak mem limits/alloc", fmt_ratio, right=True),
+                Column("next", "next to go"), Column("next_margin", "kept by")]
+    upcoming = next_to_go(view, at)
     records = []
     for n in view.nodes:
         values: list[Any] = [n.node, n.kubelet_version]
         values += [pressure.get((n.node, c)) for c in CONDITIONS]
         values += [lowest.get((n.node, s)) for s in signals]
-        values += [predicted.get(n.node, 0), real.get(n.node, 0), overcommit.get(n.node)]
+        values += [predicted.get(n.node, 0), real.get(n.node, 0), overcommit.get(n.node),
+                   *upcoming.get(n.node, (None, None))]
         style = "bold" if predicted.get(n.node) or real.get(n.node) else ""
         records.append(Record(n.node, tuple(values), style))
     return columns, records
@@ -79,15 +117,19 @@ class OverviewScreen(ResultsScreen):
     TITLE = "Overview"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("colon", "command", "Jump (:node, :pod)", key_display=":"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
-        Binding("q", "app.quit", "Quit"),
+        Binding("q", "quit", "Quit"),
         Binding("r", "next_result", "Next result"),
     ]
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
         yield Static(id="overview-title")
-        yield Input(placeholder="filter nodes and pods by name", id="filter", classes="hidden")
+        yield Input(placeholder="filter nodes and pods by name (enter: into the results)", id="filter",
+                    classes="hidden")
+        yield Input(placeholder=":node NAME  ·  :pod NAME (any node)  ·  :eviction POD", id="command",
+                    classes="hidden")
         yield RecordTable(id="nodes")
         yield Static("Evictions — enter opens one", classes="section")
         yield RecordTable(id="evictions")
@@ -108,7 +150,7 @@ class OverviewScreen(ResultsScreen):
             ("" if len(self.el_app.results) == 1 else f"  ·  result {self.el_app.current + 1} of "
              f"{len(self.el_app.results)} (r: next)"))
         self.query_one("#overview-title", Static).update(title)
-        self.query_one("#nodes", RecordTable).show(*node_table(view, view.overcommit()))
+        self.query_one("#nodes", RecordTable).show(*node_table(view, view.overcommit(), self.el_app.cursor_time))
         self.query_one("#evictions", RecordTable).show(*eviction_table(view))
 
     def action_filter(self) -> None:
@@ -120,7 +162,98 @@ class OverviewScreen(ResultsScreen):
         box = self.query_one("#filter", Input)
         box.value = ""
         box.add_class("hidden")
+        self.query_one("#command", Input).add_class("hidden")
         self.query_one("#nodes", RecordTable).focus()
+
+    def action_command(self) -> None:
+        box = self.query_one("#command", Input)
+        box.value = ""
+        box.remove_class("hidden")
+        box.focus()
+
+    def action_quit(self) -> None:
+        """Quit; with what-if results (lost on quitting) only once the user says yes."""
+        whatifs = len(self.el_app.results) - 1
+        if whatifs <= 0:
+            self.app.exit()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.app.exit()
+
+        self.app.push_screen(ConfirmScreen(
+            f"Quit? The {whatifs} what-if result{'s' if whatifs > 1 else ''} of this session will be lost "
+            "(replay --version/--eviction-hard … -o DIR keeps one)."), answered)
+
+    @on(Input.Submitted, "#command")
+    def _command(self, event: Input.Submitted) -> None:
+        event.stop()
+        box = self.query_one("#command", Input)
+        box.add_class("hidden")
+        self.query_one("#nodes", RecordTable).focus()
+        self.jump(event.value)
+
+    def jump(self, command: str) -> None:
+        """``node NAME`` (or ``no``), ``pod NAME`` (``po``: by name on any node), ``eviction POD`` (``ev``)."""
+        verb, _, arg = command.strip().lstrip(":").partition(" ")
+        arg = arg.strip()
+        verb = verb.lower()
+        if not arg:
+            self.notify(f"say which: :{verb or 'node'} NAME", severity="warning")
+        elif verb in ("node", "nodes", "no"):
+            self._jump_node(arg)
+        elif verb in ("pod", "pods", "po"):
+            self.find_pod(arg)
+        elif verb in ("eviction", "evictions", "ev"):
+            self._jump_eviction(arg)
+        else:
+            self.notify(f"unknown jump :{verb}: use :node NAME, :pod NAME or :eviction POD", severity="warning")
+
+    def _jump_node(self, name: str) -> None:
+        from tui.screens.timeline import TimelineScreen
+
+        names = [n.node for n in self.view.nodes]
+        hits = [n for n in names if n == name] or [n for n in names if name.lower() in n.lower()]
+        if not hits:
+            self.notify(f"no node matches {name!r}", severity="warning")
+            return
+        if len(hits) > 1:
+            self.notify(f"{len(hits)} nodes match {name!r}: {', '.join(hits[:5])}; opening {hits[0]}", timeout=4)
+        self.app.push_screen(TimelineScreen(hits[0]))
+
+    def _jump_eviction(self, name: str) -> None:
+        table = self.query_one("#evictions", RecordTable)
+        for record in table.records:
+            if name.lower() in str(record.values[0]).lower():
+                self._open_eviction_key(record.key)
+                return
+        self.notify(f"no eviction of a pod matching {name!r}", severity="warning")
+
+    @work(thread=True, exclusive=True, exit_on_error=False, name="finding the pod")
+    def find_pod(self, name: str) -> None:
+        """The pods whose name holds ``name`` on any node (the recording's pod stats); the first one opens."""
+        from replay.podview import pods_named
+
+        rec = self.view.open_recording()
+        if rec is None:
+            self.app.call_from_thread(self.notify, "the recording is not on disk: no pods to find",
+                                      severity="warning")
+            return
+        hits = pods_named(rec, name)
+        self.app.call_from_thread(self._open_pod, name, hits)
+
+    def _open_pod(self, name: str, hits: list[tuple[str, str, str, str]]) -> None:
+        from tui.screens.pod import PodScreen
+
+        if not hits:
+            self.notify(f"no pod matches {name!r} on any node", severity="warning")
+            return
+        if len(hits) > 1:
+            shown = ", ".join(f"{ns}/{p} on {n}" for n, ns, p, _u in hits[:4])
+            self.notify(f"{len(hits)} pods match {name!r}: {shown}; opening the first", timeout=5)
+        node, namespace, pod, uid = hits[0]
+        self.app.push_screen(PodScreen(node, namespace, pod, uid))
 
     @on(Input.Changed, "#filter")
     def _filter(self, event: Input.Changed) -> None:
@@ -128,8 +261,14 @@ class OverviewScreen(ResultsScreen):
             table.set_filter(event.value)
 
     @on(Input.Submitted, "#filter")
-    def _filter_done(self) -> None:
-        self.query_one("#nodes", RecordTable).focus()
+    def _filter_done(self, event: Input.Submitted) -> None:
+        """Enter moves into the results: the first table that still has rows, on its first row."""
+        event.stop()
+        tables = [t for t in self.query(RecordTable) if t.row_count]
+        target = tables[0] if tables else self.query_one("#nodes", RecordTable)
+        target.focus()
+        if target.row_count:
+            target.move_cursor(row=0)
 
     @on(DataTable.RowSelected, "#nodes")
     def _open_node(self, event: DataTable.RowSelected) -> None:
@@ -140,14 +279,15 @@ class OverviewScreen(ResultsScreen):
 
     @on(DataTable.RowSelected, "#evictions")
     def _open_eviction(self, event: DataTable.RowSelected) -> None:
-        key = str(event.row_key.value)
-        if key.startswith("e"):
-            from tui.screens.eviction import EvictionScreen
+        self._open_eviction_key(str(event.row_key.value))
 
+    def _open_eviction_key(self, key: str) -> None:
+        from tui.screens.eviction import EvictionScreen, RealEvictionScreen
+
+        if key.startswith("e"):
             self.app.push_screen(EvictionScreen(int(key[1:])))
-        else:
-            self.notify("a real eviction the replay did not predict: its message is in the recording's events",
-                        severity="warning")
+        else:  # r<index of the match>: a real eviction the replay did not predict
+            self.app.push_screen(RealEvictionScreen(int(key[1:])))
 
     def action_next_result(self) -> None:
         self.post_message(UseResult((self.el_app.current + 1) % len(self.el_app.results)))

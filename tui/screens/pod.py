@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import ClassVar
 
+import polars as pl
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -27,7 +29,14 @@ class PodScreen(ResultsScreen):
         super().__init__()
         self.node, self.namespace, self.pod, self.uid = node, namespace, pod, uid
         self.series: PodSeries | None = None
+        self.per_container: pl.DataFrame | None = None
         self.resource = "memory"
+
+    def export_object(self) -> str:
+        return f"{self.namespace}-{self.pod}"
+
+    def cursor_moved(self, when: datetime | None) -> None:
+        self.draw()
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
@@ -46,18 +55,26 @@ class PodScreen(ResultsScreen):
 
     @work(thread=True, exit_on_error=False, name="the pod's usage")
     def load(self) -> None:
-        from replay.podview import pod_series
+        from replay.podview import container_series, pod_series
 
         rec = self.view.open_recording()
         if rec is None:
             self.app.call_from_thread(self.query_one("#pod-title", Static).update,
                                       "the recording is not on disk: no usage to show")
             return
-        series = pod_series(rec, self.node, self.namespace, self.pod, self.uid)
-        self.app.call_from_thread(self._ready, series)
+        if not self.uid:  # opened by name (a ranking at a moment): the pod's uid on this node
+            from replay.podview import pods_named
 
-    def _ready(self, series: PodSeries) -> None:
+            hits = [h for h in pods_named(rec, f"{self.namespace}/{self.pod}")
+                    if h[0] == self.node and (h[1], h[2]) == (self.namespace, self.pod)]
+            self.uid = hits[0][3] if hits else ""
+        series = pod_series(rec, self.node, self.namespace, self.pod, self.uid)
+        per_container = container_series(rec, self.node, self.uid)
+        self.app.call_from_thread(self._ready, series, per_container)
+
+    def _ready(self, series: PodSeries, per_container: pl.DataFrame) -> None:
         self.series = series
+        self.per_container = per_container
         self.draw()
 
     def draw(self) -> None:
@@ -75,16 +92,29 @@ class PodScreen(ResultsScreen):
         xs = list(range(frame.height))
         values = [v / (1 << 20) if v is not None else 0.0 for v in frame[column].to_list()]
         if xs:
-            plt.plot(xs, values, color="blue+", marker="braille", label=f"{column} used (all containers)")
+            ticks = frame["tick"].to_list()
+            at = {t: i for i, t in enumerate(ticks)}
+            top = max([*values, *((v or 0) / (1 << 20) for v in (request, limit))], default=1.0) * 1.1 or 1.0
+            plt.plot(xs, values, color="blue+", marker="braille", label=f"{column} (pod)")
+            per = self.per_container
+            if per is not None and per["container"].n_unique() > 1:  # one container: its line is the pod's
+                for (name,), rows in per.group_by("container", maintain_order=True):
+                    cx = [at[t] for t in rows["tick"].to_list() if t in at]
+                    cy = [(v or 0) / (1 << 20) for t, v in zip(rows["tick"].to_list(), rows[column].to_list(),
+                                                               strict=True) if t in at]
+                    plt.plot(cx, cy, marker="dot", label=str(name))
             for value, name, color in ((request, "request", "yellow"), (limit, "limit", "red")):
                 if value is not None:
                     plt.plot(xs, [value / (1 << 20)] * len(xs), color=color, marker="─", label=name)
-            evicted = [i for i, t in enumerate(frame["tick"].to_list())
-                       if any(e.tick == t for e in self._evictions())]
+            evicted = [i for i, t in enumerate(ticks) if any(e.tick == t for e in self._evictions())]
             if evicted:
-                plt.scatter(evicted, [max(values) * 1.05] * len(evicted), marker="▼", color="red+",
+                plt.scatter(evicted, [top / 1.1 * 1.05] * len(evicted), marker="▼", color="red+",
                             label="predicted eviction")
             times = frame["time"].to_list()
+            cursor = self.el_app.cursor_time
+            if cursor is not None and times and times[0] is not None and times[0] <= cursor <= times[-1]:
+                plt.vline(next(i for i, t in enumerate(times) if t is not None and t >= cursor), "white")
+            plt.ylim(0, top)  # from 0: a 119–130 MiB wobble is a wobble, not the whole height
             marks = sorted({0, len(xs) // 2, len(xs) - 1})
             plt.xticks([float(m) for m in marks], [times[i].strftime("%H:%M:%S") if times[i] else "" for i in marks])
         plt.ylabel("MiB")

@@ -15,9 +15,10 @@ from textual.widgets import Footer, Header, Static
 
 from replay.views import SHORT_SIGNAL
 from tui.fmt import fmt_clock, fmt_signal_value
+from tui.messages import CursorMoved
 from tui.screens.base import ResultsScreen
 from tui.timeline_model import TimelineModel
-from tui.widgets.signal_plot import SignalPlot
+from tui.widgets.signal_plot import SignalPlot, legend
 
 
 def cursor_table(model: TimelineModel) -> Table:
@@ -50,18 +51,25 @@ class TimelineScreen(ResultsScreen):
         Binding("p,left_square_bracket", "jump(0)", "Prev eviction", key_display="p"),
         Binding("tab,down,j", "signal(1)", "Next signal", key_display="tab"),
         Binding("shift+tab,up,k", "signal(-1)", "Prev signal", show=False),
+        Binding("z", "zoom_y", "Zoom on thresholds"),
         Binding("enter", "open_eviction", "Eviction at cursor"),
     ]
 
-    def __init__(self, node: str) -> None:
+    def __init__(self, node: str, signal: str | None = None) -> None:
         super().__init__()
         self.node = node
+        self.signal = signal
+        """The signal to open on (else the one the node's first eviction was for)."""
         self.model: TimelineModel | None = None
+
+    def export_object(self) -> str:
+        return self.node
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
         yield Static(f"{self.node}: loading its signals…", id="timeline-title")
         yield SignalPlot(id="plot")
+        yield Static(id="plot-legend")
         with Horizontal(id="timeline-bottom"):
             yield Static(id="cursor-values")
             yield Static(id="cursor-events")
@@ -88,6 +96,9 @@ class TimelineScreen(ResultsScreen):
     def _ready(self, model: TimelineModel) -> None:
         if self.model is not None and self.model.ticks == model.ticks:
             model.cursor, model.window, model.signal = self.model.cursor, self.model.window, self.model.signal
+            model.zoom_y = self.model.zoom_y
+        elif self.signal in model.signals:
+            model.signal = self.signal
         self.model = model
         self.redraw()
 
@@ -104,7 +115,13 @@ class TimelineScreen(ResultsScreen):
                  f"(tick {model.ticks[model.cursor]})")
         self.query_one("#timeline-title", Static).update(title)
         plot = self.query_one(SignalPlot)
-        plot.draw(model.plot(max(20, plot.size.width - 10)))
+        data = model.plot(max(20, plot.size.width - 10))
+        plot.draw(data)
+        self.query_one("#plot-legend", Static).update(legend(data))
+        when = model.times[model.cursor]
+        if when != self.el_app.cursor_time:
+            self.el_app.cursor_time = when  # at once: a redraw before the message is handled posts no second one
+            self.post_message(CursorMoved(when))
         self.query_one("#cursor-values", Static).update(cursor_table(model))
         self.query_one("#cursor-events", Static).update(self._events_text(model))
 
@@ -157,13 +174,24 @@ class TimelineScreen(ResultsScreen):
             self.model.next_signal(step)
             self.redraw()
 
+    def action_zoom_y(self) -> None:
+        if self.model:
+            self.model.toggle_zoom_y()
+            self.redraw()
+
     def action_open_eviction(self) -> None:
+        """The predicted eviction at the cursor, else a real one the replay did not predict."""
         if not self.model:
             return
-        here = self.model.evictions_at_cursor()
-        if not here:
-            self.notify("no predicted eviction at the cursor (n / p jump to one)", timeout=3)
-            return
-        from tui.screens.eviction import EvictionScreen
+        from tui.screens.eviction import EvictionScreen, RealEvictionScreen
 
-        self.app.push_screen(EvictionScreen(here[0].id))
+        here = self.model.evictions_at_cursor()
+        if here:
+            self.app.push_screen(EvictionScreen(here[0].id))
+            return
+        for i, m in enumerate(self.view.result.matches):
+            if m.real.node == self.node and m.predicted_id is None and \
+                    self.model.index_at(m.real.time) == self.model.cursor:
+                self.app.push_screen(RealEvictionScreen(i))
+                return
+        self.notify("no eviction at the cursor (n / p jump to one)", timeout=3)

@@ -56,8 +56,13 @@ class WhatIfScreen(ResultsScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "run", "Run what-if"),
         Binding("ctrl+o", "compare", "Compare A with selected"),
-        Binding("ctrl+u", "use", "Use selected"),
+        # priority: in a field ctrl+u would otherwise clear it (the Input's own binding)
+        Binding("ctrl+u", "use", "Use selected", priority=True),
+        Binding("ctrl+l", "focus_results", "Results list"),
     ]
+
+    running: str | None = None
+    """The what-if replay under way (its label), None when idle: Run is off meanwhile (one run at a time)."""
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
@@ -81,9 +86,9 @@ class WhatIfScreen(ResultsScreen):
                 yield Button("Compare A with selected (ctrl+o)", id="compare")
                 yield Button("Use selected (ctrl+u)", id="use")
             with Vertical(id="whatif-run"):
-                yield ProgressBar(id="whatif-progress", show_eta=False)
-                yield Static("", id="whatif-status")
-            yield Static("Results (A is the first; enter or ctrl+u switches every screen to the selected one)",
+                yield ProgressBar(id="whatif-progress", show_eta=False, classes="hidden")
+                yield Static("nothing running: fill in a field, then ctrl+r", id="whatif-status")
+            yield Static("Results (ctrl+l; A is the first; enter or ctrl+u switches every screen to the selected one)",
                          classes="section")
             yield RecordTable(id="results")
         yield Footer()
@@ -94,6 +99,10 @@ class WhatIfScreen(ResultsScreen):
 
     def results_changed(self) -> None:
         app = self.el_app
+        if self.running is not None and any(v.label == self.running for v in app.results):
+            self._set_running(None)
+            self.query_one("#whatif-progress", ProgressBar).add_class("hidden")
+            self.query_one("#whatif-status", Static).update(f"{self.running_done()}: done")
         columns = [Column("result", "result"), Column("label", "settings"), Column("evictions", "evictions"),
                    Column("exact", "real with exact message"), Column("current", "")]
         records = [Record(str(i), ("A" if i == 0 else str(i + 1), v.label, len(v.result.evictions),
@@ -105,20 +114,43 @@ class WhatIfScreen(ResultsScreen):
         table.move_cursor(row=len(records) - 1)
 
     def show_progress(self, label: str, done: int, total: int) -> None:
-        self.query_one("#whatif-progress", ProgressBar).update(total=total, progress=done)
+        if label != self.running:
+            return
+        bar = self.query_one("#whatif-progress", ProgressBar)
+        bar.remove_class("hidden")
+        bar.update(total=total, progress=done)
         self.query_one("#whatif-status", Static).update(f"{label}: {done} of {total} passes")
 
     def show_started(self, label: str) -> None:
-        self.query_one("#whatif-progress", ProgressBar).update(total=None, progress=0)
+        self._set_running(label)
+        bar = self.query_one("#whatif-progress", ProgressBar)
+        bar.remove_class("hidden")
+        bar.update(total=None, progress=0)
         self.query_one("#whatif-status", Static).update(f"{label}: starting")
 
     def show_failure(self, label: str, problem: str) -> None:
+        if label == self.running:
+            self._set_running(None)
+            self.query_one("#whatif-progress", ProgressBar).add_class("hidden")
         self.query_one("#whatif-status", Static).update(Text(f"{label}: {problem}", style="bold red"))
+
+    def _set_running(self, label: str | None) -> None:
+        self.running = label
+        self.query_one("#run", Button).disabled = label is not None
+
+    def action_focus_results(self) -> None:
+        self.query_one("#results", RecordTable).focus()
 
     def form_values(self) -> dict[str, str]:
         return {name: self.query_one(f"#{name}", Input).value for name, _f, _h in FIELDS}
 
+    def running_done(self) -> str:
+        return self.el_app.results[-1].label
+
     def action_run(self) -> None:
+        if self.running is not None:
+            self.notify(f"{self.running} is still running", severity="warning", timeout=3)
+            return
         version = str(self.query_one("#version", Select).value)
         try:
             request = request_from_form(version, self.form_values(),
@@ -126,6 +158,7 @@ class WhatIfScreen(ResultsScreen):
         except EvictlensError as err:
             self.show_failure("what-if", err.one_line())
             return
+        self._set_running("what-if")  # until the app names it (show_started): a second enter does nothing
         self.post_message(RunWhatIf(request))
 
     def _selected(self) -> int | None:

@@ -35,12 +35,20 @@ class Record:
     style: str = ""
 
 
+SORT_MARKS = {False: " ▲", True: " ▼"}
+
+
 class RecordTable(DataTable[str | Text]):
-    """Rows of raw values; ``s`` sorts by the next column, ``S`` reverses, a header click sorts by it."""
+    """Rows of raw values; ``s`` sorts by the next column (its header marked ▲/▼), ``S`` reverses, a header
+    click sorts by it; ``j``/``k``/``g``/``G`` move as in k9s (and vi)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "sort_next", "Sort column"),
         Binding("S", "sort_reverse", "Reverse sort"),
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+        Binding("g", "first_row", "First row", show=False),
+        Binding("G", "last_row", "Last row", show=False),
     ]
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
@@ -55,9 +63,8 @@ class RecordTable(DataTable[str | Text]):
         """Replace the content (keeps the sort, the filter and, when still there, the selected row)."""
         keep = self.selected_key()
         if [c.key for c in columns] != [c.key for c in self.columns_spec]:
-            self.clear(columns=True)
-            for c in columns:
-                self.add_column(c.label, key=c.key)
+            self.sort_column = None if self.sort_column is None or self.sort_column >= len(columns) else \
+                self.sort_column
         self.columns_spec = list(columns)
         self.records = list(records)
         self._render_rows(keep)
@@ -73,8 +80,15 @@ class RecordTable(DataTable[str | Text]):
             rows = present + missing
         return rows
 
+    def header_label(self, index: int) -> str:
+        """A column's header, with ▲ (ascending) or ▼ (descending) on the one sorted by."""
+        label = self.columns_spec[index].label
+        return label + SORT_MARKS[self.sort_descending] if index == self.sort_column else label
+
     def _render_rows(self, keep: str | None = None) -> None:
-        self.clear()
+        self.clear(columns=True)
+        for i, c in enumerate(self.columns_spec):
+            self.add_column(self.header_label(i), key=c.key)
         for record in self.visible_records():
             cells: list[str | Text] = []
             for column, value in zip(self.columns_spec, record.values, strict=True):
@@ -110,9 +124,31 @@ class RecordTable(DataTable[str | Text]):
         self._render_rows(self.selected_key())
 
     def action_sort_next(self) -> None:
-        if self.columns_spec:
-            nxt = 0 if self.sort_column is None else (self.sort_column + 1) % len(self.columns_spec)
-            self.sort_by(nxt, False)
+        """The next column; the first press the first one that changes the order (the rows come sorted by
+        the first column, so sorting by it again would look like nothing happened)."""
+        if not self.columns_spec:
+            return
+        if self.sort_column is None:
+            self.sort_by(self._first_visible_sort(), False)
+        else:
+            self.sort_by((self.sort_column + 1) % len(self.columns_spec), False)
+
+    def _first_visible_sort(self) -> int:
+        now = [r.key for r in self.visible_records()]
+        for i in range(1, len(self.columns_spec)):
+            rows = [r for r in self.records if r.key in set(now)]
+            present = sorted((r for r in rows if r.values[i] is not None), key=lambda r: _sort_key(r.values[i]))
+            if [r.key for r in present] + [r.key for r in rows if r.values[i] is None] != now:
+                return i
+        return min(1, len(self.columns_spec) - 1)
+
+    def action_first_row(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=0)
+
+    def action_last_row(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=self.row_count - 1)
 
     def action_sort_reverse(self) -> None:
         self.sort_by(self.sort_column or 0, not self.sort_descending)

@@ -1,13 +1,55 @@
-"""A node signal over time with textual-plotext: thresholds, pressure bands, eviction marks, the cursor."""
+"""A node signal over time with textual-plotext: thresholds, pressure, eviction marks, the cursor.
+
+The legend is not drawn inside the plot (plotext puts it in the top left corner, over the data at 80×24):
+:func:`legend` gives it as one line of text for under the plot. Pressure is a strip along the top row
+(not a fill over the whole height: the curve and the cursor stay visible through it).
+"""
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual_plotext import PlotextPlot
 
 from tui.timeline_model import PlotData
 
 BAND_COLOR = "orange"
 THRESHOLD_COLORS = ("red", "magenta", "yellow", "cyan")
+
+
+def y_ticks(bottom: float, top: float, unit: str, n: int = 5) -> tuple[list[float], list[str]]:
+    """Evenly spaced y ticks; counts (inodes, processes) as integers, sizes with one decimal."""
+    step = (top - bottom) / max(1, n - 1)
+    ticks = [bottom + step * k for k in range(n)]
+    if unit == "count":
+        ints = sorted({round(t) for t in ticks})
+        return [float(t) for t in ints], [f"{t:,}" for t in ints]
+    return ticks, [f"{t:,.1f}" if top - bottom < 100 else f"{t:,.0f}" for t in ticks]
+
+
+def legend(data: PlotData) -> Text:
+    """One line: each series once (a node's pressure condition once however many spells it had)."""
+    out = Text()
+
+    def item(mark: str, style: str, label: str) -> None:
+        if out:
+            out.append("  ")
+        out.append(mark, style=style)
+        out.append(f" {label}")
+
+    item("⣿", "blue", f"{data.signal} available")
+    for (label, _series), color in zip(data.thresholds, THRESHOLD_COLORS * 4, strict=False):
+        item("──", color, f"{label} threshold")
+    for condition in dict.fromkeys(b.condition for b in data.bands):
+        item("▀▀", "orange1", condition)
+    kinds = {m.kind for m in data.markers}
+    if "predicted" in kinds:
+        item("▼", "bold red", "predicted eviction")
+    if "real" in kinds:
+        item("◆", "bold green", "real eviction")
+    item("│", "bold", "cursor")
+    if data.zoomed:
+        item("z", "bold", "zoomed on the thresholds (z: whole range)")
+    return out
 
 
 class SignalPlot(PlotextPlot):
@@ -22,33 +64,28 @@ class SignalPlot(PlotextPlot):
         plt = self.plt
         plt.clear_figure()
         lo, hi = data.window
-        values = [v for v in data.ys if v is not None]
-        for _label, series in data.thresholds:
-            values.extend(v for v in series if v is not None)
-        top = max(values, default=1.0) * 1.05 or 1.0
-        bottom = min(0.0, min(values, default=0.0))
+        bottom, top = data.y_range
+        points = [(x, y) for x, y in zip(data.xs, data.ys, strict=True) if y is not None]
+        if points:
+            plt.plot([p[0] for p in points], [min(p[1], top) for p in points], color="blue+", marker="braille")
+        for (_label, series), color in zip(data.thresholds, THRESHOLD_COLORS * 4, strict=False):
+            tpoints = [(x, y) for x, y in zip(data.xs, series, strict=True) if y is not None and y <= top]
+            if tpoints:
+                plt.plot([p[0] for p in tpoints], [p[1] for p in tpoints], color=color, marker="─")
         for band in data.bands:
             first, last = max(band.first, lo), min(band.last, hi)
             xs = list(range(first, last + 1)) or [first]
-            plt.plot(xs, [top] * len(xs), fillx=True, color=BAND_COLOR, marker="░", label=band.condition)
-        points = [(x, y) for x, y in zip(data.xs, data.ys, strict=True) if y is not None]
-        if points:
-            plt.plot([p[0] for p in points], [p[1] for p in points], color="blue+", marker="braille",
-                     label=f"{data.signal} available")
-        for (label, series), color in zip(data.thresholds, THRESHOLD_COLORS * 4, strict=False):
-            tpoints = [(x, y) for x, y in zip(data.xs, series, strict=True) if y is not None]
-            if tpoints:
-                plt.plot([p[0] for p in tpoints], [p[1] for p in tpoints], color=color, marker="─", label=label)
-        for kind, marker, color, height, label in (("predicted", "▼", "red+", top, "predicted eviction"),
-                                                   ("real", "◆", "green+", top * 0.92, "real eviction"),
-                                                   ("kernel", "✖", "magenta+", top * 0.84, "kernel OOM kill")):
+            plt.plot(xs, [top] * len(xs), color=BAND_COLOR, marker="▀")
+        for kind, marker, color, height in (("predicted", "▼", "red+", 0.92), ("real", "◆", "green+", 0.84)):
             marks = [m.index for m in data.markers if m.kind == kind]
-            if marks:  # each kind a row lower: all show when they fall on the same pass
-                plt.scatter(marks, [height] * len(marks), marker=marker, color=color, label=label)
+            if marks:  # the real mark a row lower: both show when they fall on the same pass
+                y = bottom + (top - bottom) * height
+                plt.scatter(marks, [y] * len(marks), marker=marker, color=color)
         plt.vline(data.cursor, "white")
         plt.xlim(lo, max(hi, lo + 1))
         plt.ylim(bottom, top)
         plt.xticks([p for p, _ in data.x_labels], [label for _, label in data.x_labels])
+        plt.yticks(*y_ticks(bottom, top, data.unit))
         plt.ylabel(data.unit)
-        plt.title(f"{data.signal}  (available, {data.unit})")
+        plt.title(f"{data.signal}  (available, {data.unit}{', zoomed' if data.zoomed else ''})")
         self.refresh()
