@@ -140,3 +140,61 @@ def test_an_old_scenario_recording_without_its_document_replays_open_loop(
     low = SettingsRequest(label="low", overrides=FlagOverrides(eviction_hard=("memory.available<500Mi",)))
     (result,) = replay(open_recording(old), [low], jobs=1)
     assert result.evictions == () and "closed_loop" not in result.settings
+
+
+def test_an_explicit_allocatable_follows_a_new_hard_threshold_with_reserved_fixed(tmp_path: Path) -> None:
+    stated = textwrap.dedent(K3D).replace("pods: \"110\"}", "pods: \"110\"}\n    allocatable: {memory: 1.5Gi}")
+    (tmp_path / "s.yaml").write_text(stated)
+    as_written = load_scenario(tmp_path / "s.yaml").nodes[0]
+    assert as_written.allocatable["memory"] == "1.5Gi"  # as stated: reserved = 3Gi − 1.5Gi − 1Gi = 512Mi
+    assert as_written.pods_memory_limit == 3 * GI - 512 * MI
+    lower = load_scenario(tmp_path / "s.yaml", kubelet_flags=["--eviction-hard=memory.available<500Mi"]).nodes[0]
+    assert lower.pods_memory_limit == as_written.pods_memory_limit  # what the node reserves stays
+    assert lower.allocatable["memory"] == f"{(3 * GI - 512 * MI - 500 * MI) // KI}Ki"  # capacity − reserved − hard
+
+
+def test_a_regenerated_variant_of_a_stated_allocatable_evicts_on_memory_available_not_earlier(
+        tmp_path: Path) -> None:
+    stated = textwrap.dedent(K3D).replace("pods: \"110\"}", "pods: \"110\"}\n    allocatable: {memory: 2Gi}")
+    (tmp_path / "s.yaml").write_text(stated)
+    out = tmp_path / "rec"
+    run_scenario(load_scenario(tmp_path / "s.yaml"), out)
+    low = SettingsRequest(label="low", overrides=FlagOverrides(eviction_hard=("memory.available<500Mi",)))
+    (result,) = replay(open_recording(out), [low], jobs=1)
+    (ev,) = result.evictions
+    assert (ev.time.isoformat(), ev.signal) == ("2025-01-01T00:01:10+00:00", "memory.available")
+    assert "Threshold quantity: 500Mi, available: 354025Ki" in ev.message
+
+
+def test_a_scenario_generated_as_another_kubelet_regenerates_as_that_kubelet(
+        k3d: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "rec132"
+    source = k3d.parent / "k3d.yaml"
+    assert main(["scenario", str(source), "-o", str(out), "--kubelet-version", "1.32", "--json"]) == 0
+    capsys.readouterr()
+    rec = open_recording(out)
+    assert rec.manifest.options[GENERATED_WITH]["kubelet_version"] == "1.32"
+    low = SettingsRequest(label="low", overrides=FlagOverrides(eviction_hard=("memory.available<500Mi",)))
+    (result,) = replay(rec, [low], jobs=1)
+    assert [n.kubelet_version for n in result.nodes] == ["1.32"]
+    assert [e.time.isoformat() for e in result.evictions] == ["2025-01-01T00:01:10+00:00"]
+
+
+def test_whatif_defaults_to_the_counterfactual_and_as_recorded_opens_the_loop() -> None:
+    import argparse
+
+    from replay.cli.whatif import add_whatif_parser, variants_from_args
+
+    parser = argparse.ArgumentParser()
+    add_whatif_parser(parser.add_subparsers())
+    flags = ["whatif", "rec", "--eviction-hard", "memory.available<500Mi"]
+    assert all(v.request.counterfactual for v in variants_from_args(parser.parse_args(flags)))
+    assert all(v.request.counterfactual for v in variants_from_args(parser.parse_args([*flags, "--counterfactual"])))
+    assert not any(v.request.counterfactual for v in variants_from_args(parser.parse_args([*flags, "--as-recorded"])))
+
+
+def test_the_whatif_table_says_the_regenerated_variant_is_exact(k3d: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["whatif", str(k3d), "--eviction-hard", "memory.available<500Mi", "--jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "#1: closed loop: regenerated from the scenario" in out and "exact throughout" in out
+    assert "#0" not in out.split("#1: closed loop")[0].split("┘")[-1]  # the baseline replays the recording as is
