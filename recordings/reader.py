@@ -152,6 +152,7 @@ class Recording:
             raise RecordingError("not a recording directory (no manifest.json)", source=str(root))
         self.manifest = fmt.Manifest.from_json(mpath.read_bytes(), source=str(mpath))
         self._files: dict[str, list[Path]] = {name: [] for name in ALL_SCHEMAS}
+        self._tick_spans: dict[Path, tuple[int, int] | None] = {}
         covered: set[int] = set()
         self.parts: list[Path] = []
         for first, last, part in fmt.list_parts(root):
@@ -196,15 +197,29 @@ class Recording:
             )
 
     # -- tables ---------------------------------------------------------------------------
-    def scan(self, name: str) -> pl.LazyFrame:
-        """All rows of one table (parts, then journal), in the declared schema."""
+    def scan(self, name: str, ticks: tuple[int, int] | None = None) -> pl.LazyFrame:
+        """All rows of one table (parts, then journal), in the declared schema. ``ticks`` (first, last): only
+        the part files holding a tick in that range are scanned (a small query's cost is mostly each file's
+        metadata); the rows still need their own tick filter."""
         schema = ALL_SCHEMAS[name]
-        frames = [pl.scan_parquet(f) for f in self._files[name]]
+        files = self._files[name]
+        if ticks is not None and "tick" in schema:
+            files = [f for f in files if (span := self._tick_span(name, f)) is not None
+                     and span[0] <= ticks[1] and ticks[0] <= span[1]]
+        frames = [pl.scan_parquet(f) for f in files]
         if name in self._journal:
             frames.append(self._journal[name].lazy())
         if not frames:
             return pl.LazyFrame(schema=schema)
         return pl.concat(frames, how="vertical")
+
+    def _tick_span(self, name: str, f: Path) -> tuple[int, int] | None:
+        """The first and last tick of one part file (None: it has no rows), read once."""
+        if f not in self._tick_spans:
+            lo, hi = self._collect(name, pl.scan_parquet(f).select(pl.col("tick").min().alias("lo"),
+                                                                   pl.col("tick").max().alias("hi"))).row(0)
+            self._tick_spans[f] = None if lo is None else (int(lo), int(hi))
+        return self._tick_spans[f]
 
     def scan_node_stats(self) -> pl.LazyFrame:
         return self.scan(NODE_STATS.name)

@@ -378,8 +378,8 @@ class SummaryWindow:
 
 def _collect_ticks(node: NodeColumns, ticks: list[int], table: Table, columns: Sequence[str] | None) -> pl.DataFrame:
     """One table's rows of ``node`` at ``ticks`` (only ``columns``, when given)."""
-    wanted = pl.col("tick").is_between(min(ticks), max(ticks)) & pl.col("tick").is_in(ticks)
-    frame = node._scan(table.name).filter(wanted)
+    lo, hi = min(ticks), max(ticks)
+    frame = node._scan(table.name, (lo, hi)).filter(pl.col("tick").is_between(lo, hi) & pl.col("tick").is_in(ticks))
     return node._collect(table.name, frame if columns is None else frame.select(columns))
 
 
@@ -554,8 +554,9 @@ class NodeColumns:
         assert group is not None, "a node's columns outlived their group"
         return group
 
-    def _scan(self, table: str) -> pl.LazyFrame:
-        return self.rec.scan(table).filter(pl.col("node") == self.node)
+    def _scan(self, table: str, ticks: tuple[int, int] | None = None) -> pl.LazyFrame:
+        """The node's rows of ``table`` (only the part files with a tick in ``ticks``, when given)."""
+        return self.rec.scan(table, ticks).filter(pl.col("node") == self.node)
 
     def _collect(self, table: str, frame: pl.LazyFrame) -> pl.DataFrame:
         return self.rec._collect(table, frame)

@@ -79,7 +79,7 @@ class FakeNode:
     def __init__(self, frames: dict[str, pl.DataFrame]) -> None:
         self.frames = frames
 
-    def _scan(self, table: str) -> pl.LazyFrame:
+    def _scan(self, table: str, ticks: tuple[int, int] | None = None) -> pl.LazyFrame:
         return self.frames[table].lazy()
 
     def _collect(self, table: str, frame: pl.LazyFrame) -> pl.DataFrame:
