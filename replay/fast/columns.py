@@ -482,8 +482,8 @@ class GroupColumns:
         self._range: tuple[int, int] | None = None
         self._rows: dict[str, tuple[pl.DataFrame, pl.DataFrame]] = {}
 
-    def _scan(self, table: str) -> pl.LazyFrame:
-        return self.rec.scan(table).filter(pl.col("node").is_in(self.nodes))
+    def _scan(self, table: str, ticks: tuple[int, int] | None = None) -> pl.LazyFrame:
+        return self.rec.scan(table, ticks).filter(pl.col("node").is_in(self.nodes))
 
     def _collect(self, table: str, frame: pl.LazyFrame) -> pl.DataFrame:
         return self.rec._collect(table, frame)
@@ -497,9 +497,9 @@ class GroupColumns:
         """Per node, the node_stats signal columns and ``pods`` system container rows of ticks in ``[lo, hi)``."""
         if self._range != (lo, hi):
             in_range = pl.col("tick").is_between(lo, hi - 1)
-            node_rows = self._collect(NODE_STATS.name, self._scan(NODE_STATS.name).filter(in_range)
+            node_rows = self._collect(NODE_STATS.name, self._scan(NODE_STATS.name, (lo, hi - 1)).filter(in_range)
                                       .select("node", *NODE_COLUMNS))
-            pods_rows = self._collect(SYSTEM_STATS.name, self._scan(SYSTEM_STATS.name)
+            pods_rows = self._collect(SYSTEM_STATS.name, self._scan(SYSTEM_STATS.name, (lo, hi - 1))
                                       .filter(in_range & (pl.col("name") == "pods")).select("node", *PODS_COLUMNS))
             nodes = {str(k[0]): df.drop("node") for k, df in node_rows.partition_by("node", as_dict=True).items()}
             pods = {str(k[0]): df.drop("node") for k, df in pods_rows.partition_by("node", as_dict=True).items()}
@@ -516,9 +516,10 @@ class GroupColumns:
         keys = pl.DataFrame({"node": list(first), "tick": list(first.values())},
                             schema={"node": pl.String, "tick": pl.UInt32})
         wanted = pl.col("tick").is_in(list(set(first.values())))
-        node_rows = self._collect(NODE_STATS.name, self._scan(NODE_STATS.name).filter(wanted)
+        span = (min(first.values()), max(first.values()))
+        node_rows = self._collect(NODE_STATS.name, self._scan(NODE_STATS.name, span).filter(wanted)
                                   .join(keys.lazy(), on=["node", "tick"], how="semi"))
-        system = self._collect(SYSTEM_STATS.name, self._scan(SYSTEM_STATS.name).filter(wanted)
+        system = self._collect(SYSTEM_STATS.name, self._scan(SYSTEM_STATS.name, span).filter(wanted)
                                .join(keys.lazy(), on=["node", "tick"], how="semi"))
         out = {}
         for node in first:
