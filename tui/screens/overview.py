@@ -67,19 +67,19 @@ def node_table(view: ResultsView, overcommit: dict[str, float],
     columns = [Column("node", "node"), Column("kubelet", "kubelet")]
     columns += [Column(f"pressure_{c}", c.removesuffix("Pressure") + " pressure", fmt_duration, right=True)
                 for c in CONDITIONS]
+    columns += [Column("predicted", "predicted", right=True), Column("real", "real", right=True),
+                Column("next", "next to go"), Column("next_margin", "kept by")]
     columns += [Column(f"lowest_{s}", f"low {SHORT_SIGNAL.get(s, s)}", _signal_fmt(s), right=True)
                 for s in signals]
-    columns += [Column("predicted", "predicted", right=True), Column("real", "real", right=True),
-                Column("overcommit", "peak mem limits/alloc", fmt_ratio, right=True),
-                Column("next", "next to go"), Column("next_margin", "kept by")]
+    columns += [Column("overcommit", "peak mem limits/alloc", fmt_ratio, right=True)]
     upcoming = next_to_go(view, at)
     records = []
     for n in view.nodes:
         values: list[Any] = [n.node, n.kubelet_version]
         values += [pressure.get((n.node, c)) for c in CONDITIONS]
+        values += [predicted.get(n.node, 0), real.get(n.node, 0), *upcoming.get(n.node, (None, None))]
         values += [lowest.get((n.node, s)) for s in signals]
-        values += [predicted.get(n.node, 0), real.get(n.node, 0), overcommit.get(n.node),
-                   *upcoming.get(n.node, (None, None))]
+        values += [overcommit.get(n.node)]
         style = "bold" if predicted.get(n.node) or real.get(n.node) else ""
         records.append(Record(n.node, tuple(values), style))
     return columns, records
@@ -288,6 +288,10 @@ class OverviewScreen(ResultsScreen):
             self.app.push_screen(EvictionScreen(int(key[1:])))
         else:  # r<index of the match>: a real eviction the replay did not predict
             self.app.push_screen(RealEvictionScreen(int(key[1:])))
+
+    def cursor_moved(self, when: datetime | None) -> None:
+        """Next to go follows the timeline's cursor (the rankings up to that moment)."""
+        self.query_one("#nodes", RecordTable).show(*node_table(self.view, self.view.overcommit(), when))
 
     def action_next_result(self) -> None:
         self.post_message(UseResult((self.el_app.current + 1) % len(self.el_app.results)))

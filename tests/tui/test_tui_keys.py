@@ -1,0 +1,284 @@
+"""Pilot tests of issue 20: k9s keys, `:`-jumps, quitting with what-ifs, every eviction openable, exports and
+screenshots that never overwrite, a packed recording opened directly, the what-if form's keys."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import tarfile
+from pathlib import Path
+
+import pytest
+from pilot_wait import until
+from textual.pilot import Pilot
+from textual.widgets import Button, Input, ProgressBar, Static
+
+from recordings.pack import pack
+from tui.app import EvictlensApp, make_app
+from tui.screens.confirm import ConfirmScreen
+from tui.screens.error import ErrorScreen
+from tui.screens.eviction import EvictionScreen, RealEvictionScreen
+from tui.screens.overview import OverviewScreen
+from tui.screens.pod import PodScreen
+from tui.screens.timeline import TimelineScreen
+from tui.screens.whatif import WhatIfScreen
+from tui.widgets.record_table import RecordTable
+
+SIZE = (140, 45)
+pytestmark = pytest.mark.anyio
+
+
+def _app(sample_cache: Path, tmp_path: Path, target: Path | None = None) -> EvictlensApp:
+    return make_app(target, cache=sample_cache, export_dir=tmp_path)
+
+
+async def _overview(app: EvictlensApp, pilot: Pilot[int]) -> None:
+    """The overview, mounted with its rows, and the recording opened (the app's own workers done)."""
+    await until(pilot, lambda: isinstance(app.screen, OverviewScreen) and app.screen.is_mounted
+                and bool(app.screen.query("#nodes")) and app.screen.query_one("#nodes", RecordTable).row_count,
+                "the overview")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def _plain(app: EvictlensApp, selector: str) -> str:
+    content = app.screen.query_one(selector, Static).content
+    return content.plain if hasattr(content, "plain") else str(content)
+
+
+async def test_j_k_g_G_move_in_a_table(sample_cache: Path, tmp_path: Path) -> None:
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        await pilot.press("tab", "enter")
+        await until(pilot, lambda: isinstance(app.screen, EvictionScreen), "the eviction detail")
+        ranking = app.screen.query_one("#ranking", RecordTable)
+        await until(pilot, lambda: ranking.row_count >= 3, "the ranking")
+        ranking.focus()
+        await pilot.press("G")
+        assert ranking.cursor_row == ranking.row_count - 1
+        await pilot.press("g")
+        assert ranking.cursor_row == 0
+        await pilot.press("j", "j")
+        assert ranking.cursor_row == 2
+        await pilot.press("k")
+        assert ranking.cursor_row == 1
+
+
+async def test_colon_node_opens_that_nodes_timeline(sample_cache: Path, tmp_path: Path) -> None:
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        await pilot.press("colon", *"node worker", "enter")
+        await until(pilot, lambda: isinstance(app.screen, TimelineScreen), "the timeline")
+        assert isinstance(app.screen, TimelineScreen) and app.screen.node == "kind-worker"
+        await pilot.press("escape", "colon", *"node nope", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, OverviewScreen)
+        assert any("no node matches 'nope'" in n.message for n in app._notifications)
+
+
+async def test_colon_pod_finds_a_pod_by_name_on_any_node(sample_cache: Path, tmp_path: Path) -> None:
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        await pilot.press("colon", *"pod kindnet", "enter")
+        await until(pilot, lambda: isinstance(app.screen, PodScreen), "the pod view")
+        screen = app.screen
+        assert isinstance(screen, PodScreen)
+        assert screen.namespace == "kube-system" and screen.pod.startswith("kindnet") and screen.uid
+        await until(pilot, lambda: screen.series is not None, "the pod's usage")
+        await pilot.press("escape", "colon", *"po nothing-like-it", "enter")
+        await until(pilot, lambda: any("no pod matches" in n.message for n in app._notifications), "the warning")
+        assert isinstance(app.screen, OverviewScreen)
+
+
+async def test_enter_in_the_filter_moves_into_the_results(sample_cache: Path, tmp_path: Path) -> None:
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        await pilot.press("slash", *"alloc", "enter")
+        # no node is named alloc: the evictions table, which still has its row, takes the focus
+        assert app.screen.query_one("#nodes", RecordTable).row_count == 0
+        assert app.screen.focused is app.screen.query_one("#evictions", RecordTable)
+        await pilot.press("enter")
+        assert isinstance(app.screen, EvictionScreen)
+
+
+async def test_q_on_the_overview_asks_before_losing_whatif_results(sample_cache: Path, tmp_path: Path) -> None:
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        app.results.append(dataclasses.replace(app.view, label="what-if 1: kubelet 1.32"))
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "1 what-if result" in _plain(app, "#confirm-question")
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(app.screen, OverviewScreen) and app.is_running
+        await pilot.press("q", "y")
+        await pilot.pause()
+    assert app.return_code in (0, None)
+
+
+@pytest.fixture
+def real_only_results(results_dir: Path, tmp_path: Path) -> Path:
+    """The sample's results with its one real eviction unmatched (as if the replay had not predicted it)."""
+    out = tmp_path / "real-only"
+    shutil.copytree(results_dir, out)
+    doc = json.loads((out / "result.json").read_text())
+    for m in doc["matches"]:
+        m["predicted_id"] = None
+        m["same_message"] = False
+    (out / "result.json").write_text(json.dumps(doc))
+    return out
+
+
+async def test_a_real_eviction_the_replay_did_not_predict_opens_with_its_message_and_the_ranking(
+        real_only_results: Path, sample_cache: Path, tmp_path: Path) -> None:
+    app = _app(sample_cache, tmp_path, real_only_results)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        evictions = app.screen.query_one("#evictions", RecordTable)
+        keys = [r.key for r in evictions.visible_records()]
+        assert "r0" in keys
+        evictions.focus()
+        evictions.move_cursor(row=keys.index("r0"))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, RealEvictionScreen), "the real eviction's detail")
+        screen = app.screen
+        assert "The node was low on resource: memory." in screen.query_one("#message").text  # type: ignore[attr-defined]
+        await until(pilot, lambda: "The replay at that moment" in _plain(app, "#moment"), "the replay's pass")
+        assert "MET" in _plain(app, "#moment")
+        ranking = screen.query_one("#ranking", RecordTable)
+        assert ranking.records and ranking.records[0].values[1] == "default/alloc-sidecars"
+
+
+async def test_the_ranking_says_what_kept_each_pod(sample_cache: Path, tmp_path: Path) -> None:
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        await pilot.press("tab", "enter")
+        await until(pilot, lambda: isinstance(app.screen, EvictionScreen), "the eviction detail")
+        ranking = app.screen.query_one("#ranking", RecordTable)
+        kept = {r.values[1]: r.values[6] for r in ranking.records}
+        assert kept["default/alloc-sidecars"] == "evicted"
+        assert set(kept.values()) <= {"evicted", "critical"}  # the sample's other pods are critical
+
+
+async def test_exports_are_named_for_the_object_and_time_and_never_overwrite(
+        sample_cache: Path, tmp_path: Path) -> None:
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        await pilot.press("ctrl+e", "ctrl+e")
+        written = sorted(tmp_path.glob("evictlens-overview-nodes-*.csv"))
+        assert len(written) == 2  # the second (same second) is -2, not over the first
+        await pilot.press("tab", "enter")
+        await until(pilot, lambda: isinstance(app.screen, EvictionScreen), "the eviction detail")
+        app.screen.query_one("#ranking", RecordTable).focus()
+        await pilot.press("ctrl+e")
+        (ranking,) = tmp_path.glob("evictlens-eviction-default-alloc-sidecars-ranking-*.csv")
+        assert ranking.read_text().startswith("rank,pod,")
+
+
+async def test_the_timeline_offers_no_csv_export(sample_cache: Path, tmp_path: Path) -> None:
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.model is not None,
+                    "the timeline")
+        assert not app.check_action("export", ("csv",))
+        assert "Export CSV" not in {c.title for c in app.get_system_commands(app.screen)}
+
+
+async def test_the_screenshot_goes_to_the_export_dir_without_downloads(
+        sample_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home-without-downloads"))
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        first = app.deliver_screenshot()  # what the palette's Screenshot calls
+        second = app.deliver_screenshot()
+        assert first and second and first != second
+        assert Path(first).parent == tmp_path and Path(first).name.startswith("evictlens-overview-screenshot-")
+        assert Path(first).read_text().startswith("<svg")
+
+
+async def test_the_screenshot_defaults_to_the_current_directory(
+        sample_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = make_app(cache=sample_cache)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        path = app.deliver_screenshot()
+        assert path is not None and Path(path).parent.resolve() == tmp_path.resolve()
+
+
+async def test_a_packed_recording_opens_directly(sample_rec: Path, sample_cache: Path, tmp_path: Path) -> None:
+    packed = tmp_path / "sample.evictlens.tar"
+    pack(sample_rec, packed)
+    app = _app(sample_cache, tmp_path, packed)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        assert len(app.view.result.evictions) == 1
+        unpacked = app.view.recording()
+        assert unpacked is not None and unpacked.name == "sample"
+    assert not unpacked.exists()  # the temporary copy goes with the app
+
+
+async def test_a_tar_not_named_as_a_pack_says_evictlens_unpack(sample_cache: Path, tmp_path: Path) -> None:
+    plain = tmp_path / "rec.tar"
+    with tarfile.open(plain, "w") as tar:
+        tar.add(tmp_path, arcname="x", recursive=False)
+    app = _app(sample_cache, tmp_path, plain)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, ErrorScreen) and bool(app.screen.query("#error-problem")),
+                    "the error screen")
+        await pilot.pause()
+        assert app.failed is not None and "evictlens unpack" in app.failed
+        assert "evictlens unpack" in _plain(app, "#error-problem")
+
+
+async def test_whatif_form_keys(sample_cache: Path, tmp_path: Path) -> None:
+    """Progress idle before a run, ctrl+l to the results, ctrl+u in a field uses the selected result, and
+    enter twice on Run starts one replay."""
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        await pilot.press("w")
+        await until(pilot, lambda: isinstance(app.screen, WhatIfScreen), "the what-if form")
+        screen = app.screen
+        assert not screen.query_one("#whatif-progress", ProgressBar).display
+        await pilot.press("ctrl+l")
+        assert screen.focused is screen.query_one("#results", RecordTable)
+        screen.query_one("#hard", Input).value = "memory.available<1Gi"
+        screen.query_one("#run", Button).focus()
+        await pilot.press("enter", "enter")
+        await until(pilot, lambda: len(app.results) == 2, "the what-if result")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert len(app.results) == 2 and not screen.query_one("#run", Button).disabled
+        screen.query_one("#hard", Input).focus()
+        await pilot.press("ctrl+u")
+        await until(pilot, lambda: app.current == 1, "the selected result in use")
+        assert screen.query_one("#hard", Input).value == "memory.available<1Gi"  # not cleared
+
+
+async def test_the_timeline_cursor_is_every_views_moment(sample_cache: Path, tmp_path: Path) -> None:
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.model is not None,
+                    "the timeline")
+        screen = app.screen
+        assert isinstance(screen, TimelineScreen) and screen.model is not None
+        await pilot.press("right")
+        await until(pilot, lambda: app.cursor_time == screen.model.times[screen.model.cursor],  # type: ignore[union-attr]
+                    "the shared cursor")
+        legend = _plain(app, "#plot-legend")
+        assert legend.count("MemoryPressure") == 1 and "predicted eviction" in legend
