@@ -14,7 +14,6 @@ there (the state machine keeps its state), as the reference's ``remove_pods`` re
 
 Falls back to the reference path (``Replay`` + ``collect`` for that node) for: Windows nodes
 (memory.available from the commit charge), a first pass that fails
-
 (KubeletSeparateDiskGC off on a split filesystem), thresholds the columns cannot compare exactly
 (fractional or ≥ 2^62 quantities, min-reclaim above 100 %) and more than 63 thresholds.
 """
@@ -102,7 +101,6 @@ class NodeReplay:
         self._overflow: list[int] = []
         """--counterfactual: ticks of the current frame whose rewritten summary no longer parses."""
 
-
     # -- set-up at the first pass ---------------------------------------------------------------
     def start(self, node_summary: dict[str, Any], first_tick: int, storage: Callable[[], StorageUsage],
               late: dict[int, list[str]]) -> None:
@@ -147,7 +145,6 @@ class NodeReplay:
         if self.until_tick is not None:
             obs = obs.filter(pl.col("tick") <= self.until_tick)
         return self.fast.columns(obs)
-
 
     def _forced(self) -> frozenset[int]:
         """The ticks where the reference manager runs whatever the thresholds: storage checks, the moment."""
