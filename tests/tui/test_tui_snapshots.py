@@ -48,6 +48,15 @@ def test_timeline_snapshot(snap_compare: Compare, sample_cache: Path) -> None:
     assert snap_compare(make_app(cache=sample_cache), terminal_size=SIZE, run_before=_after("enter"))
 
 
+def test_timeline_snapshot_80x24_legend_outside_the_plot(snap_compare: Compare, sample_cache: Path) -> None:
+    """At 80×24 the legend is a line under the plot: the curve, the threshold and the eviction mark show."""
+    assert snap_compare(make_app(cache=sample_cache), terminal_size=(80, 24), run_before=_after("enter"))
+
+
+def test_timeline_snapshot_160x48_legend_outside_the_plot(snap_compare: Compare, sample_cache: Path) -> None:
+    assert snap_compare(make_app(cache=sample_cache), terminal_size=(160, 48), run_before=_after("enter"))
+
+
 def test_eviction_snapshot(snap_compare: Compare, sample_cache: Path) -> None:
     assert snap_compare(make_app(cache=sample_cache), terminal_size=SIZE, run_before=_after("tab", "enter"))
 

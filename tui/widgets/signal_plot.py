@@ -36,7 +36,7 @@ def legend(data: PlotData) -> Text:
         out.append(mark, style=style)
         out.append(f" {label}")
 
-    item("⣿", "blue", f"{data.signal} available")
+    item("⣿", "blue", data.signal)
     for (label, _series), color in zip(data.thresholds, THRESHOLD_COLORS * 4, strict=False):
         item("──", color, f"{label} threshold")
     for condition in dict.fromkeys(b.condition for b in data.bands):
