@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 __all__ = ["Moment", "MomentPass", "NodeRun", "Pass", "moment", "replay", "replay_recording", "select_nodes",
            "total_passes"]
 
-NO_FRAMES = ("signals, overcommit and overcommit lead were not computed for this run (a comparison needs only the "
-             "evictions, counts and conditions)")
+NO_FRAMES = ("signals, overcommit, overcommit lead and the too-fast-for-the-loop moments were not computed for this "
+             "run (a comparison needs only the evictions, counts and conditions)")
 
 Progress = Callable[[int], None]
 """Called with the number of passes just finished (of the recording, not times the variants)."""

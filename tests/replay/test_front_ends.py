@@ -141,7 +141,14 @@ def test_with_no_real_evictions_each_node_is_as_recorded_until_its_first_evictio
 
 
 def test_without_frames_the_evictions_counts_and_conditions_are_the_same(rec: Path, replayed: ReplayResult) -> None:
+    import dataclasses
+
     (lean,) = engine.replay(open_recording(rec), [SettingsRequest()], jobs=2, frames=False)
-    assert lean.nodes == replayed.nodes and lean.evictions == replayed.evictions
+
+    def without_frames(n: Any) -> Any:  # what the note says was not computed
+        return dataclasses.replace(n, too_fast=(), overcommit_lead_s={})
+
+    assert [without_frames(n) for n in lean.nodes] == [without_frames(n) for n in replayed.nodes]
+    assert lean.evictions == replayed.evictions
     assert lean.conditions.equals(replayed.conditions)
     assert lean.signals.select(pl.len()).collect().item() == 0 and engine.NO_FRAMES in lean.notes
