@@ -72,6 +72,9 @@ def node_table(view: ResultsView, overcommit: dict[str, float],
     columns += [Column(f"lowest_{s}", f"low {SHORT_SIGNAL.get(s, s)}", _signal_fmt(s), right=True)
                 for s in signals]
     columns += [Column("overcommit", "peak mem limits/alloc", fmt_ratio, right=True)]
+    parted = any(n.horizon is not None for n in view.nodes)  # the column only when a node parts ways
+    if parted:
+        columns += [Column("horizon", "as recorded until", fmt_clock)]
     upcoming = next_to_go(view, at)
     records = []
     for n in view.nodes:
@@ -80,6 +83,8 @@ def node_table(view: ResultsView, overcommit: dict[str, float],
         values += [predicted.get(n.node, 0), real.get(n.node, 0), *upcoming.get(n.node, (None, None))]
         values += [lowest.get((n.node, s)) for s in signals]
         values += [overcommit.get(n.node)]
+        if parted:
+            values += [n.horizon]
         style = "bold" if predicted.get(n.node) or real.get(n.node) else ""
         records.append(Record(n.node, tuple(values), style))
     return columns, records
