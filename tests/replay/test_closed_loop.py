@@ -198,3 +198,15 @@ def test_the_whatif_table_says_the_regenerated_variant_is_exact(k3d: Path, capsy
     out = capsys.readouterr().out
     assert "#1: closed loop: regenerated from the scenario" in out and "exact throughout" in out
     assert "#0" not in out.split("#1: closed loop")[0].split("┘")[-1]  # the baseline replays the recording as is
+
+
+def test_a_config_document_variant_replays_the_recording_and_says_it_was_not_regenerated(k3d: Path) -> None:
+    from replay.settings import Baseline
+
+    doc = {"kind": "KubeletConfiguration", "evictionHard": {"memory.available": "500Mi"}}
+    config = SettingsRequest(label="config", baseline=Baseline(doc, "kubelet.yaml"))
+    low = SettingsRequest(label="low", overrides=FlagOverrides(eviction_hard=("memory.available<500Mi",)))
+    as_config, regenerated = replay(open_recording(k3d), [config, low], jobs=1)
+    assert as_config.evictions == () and "closed_loop" not in as_config.settings  # open loop: the pod was gone
+    assert any("not regenerated from the scenario" in n for n in as_config.notes)
+    assert [e.time.isoformat() for e in regenerated.evictions] == ["2025-01-01T00:01:10+00:00"]
