@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .errors import RecordingError
+from kube.errors import RecordingError
 
 if TYPE_CHECKING:
     from pathlib import Path

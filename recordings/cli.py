@@ -41,7 +41,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                 tasks[phase] = bar.add_task(phase, total=total)
             bar.update(tasks[phase], completed=done, total=total)
 
-        from .errors import InputError
+        from kube.errors import InputError
 
         if not args.files:
             raise InputError("give the files to import, or --prometheus URL", source="import")
@@ -79,7 +79,7 @@ def cmd_unpack(args: argparse.Namespace) -> int:
 def _check_manifest(manifest: Any, source: str) -> None:
     """The manifest fields ``info`` prints have the types FORMAT.md gives them: a hand-edited or
     foreign manifest is one line naming the field, not an AttributeError."""
-    from .errors import RecordingError
+    from kube.errors import RecordingError
 
     def strings(value: Any) -> bool:
         return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
@@ -128,7 +128,8 @@ def _recorder_counts(rec: Any) -> dict[str, int]:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    from .errors import RecordingError
+    from kube.errors import RecordingError
+
     from .reader import open_recording
     from .summary_codec import format_time
 
@@ -301,7 +302,7 @@ def add_subcommands(subparsers: SubParsers) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .errors import EXIT_STATUS_HELP
+    from kube.errors import EXIT_STATUS_HELP
 
     parser = OneLineParser(prog="evictlens", description="Record, import, pack and inspect evictlens recordings.",
                            epilog=EXIT_STATUS_HELP)

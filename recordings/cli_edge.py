@@ -4,11 +4,11 @@
 their commands through :func:`run_command`, so every command ends the same way:
 
 * exit 0 (done), 1 (a finding, e.g. conformance failures; a recorder that cannot reach the
-  cluster or write the disk, :class:`~recordings.errors.RecorderError`; also an unexpected
-  error), 2 (bad input: an :class:`~recordings.errors.InputError`, or an argparse usage error)
-  or 3 (credentials the cluster refused, :class:`~recordings.errors.CredentialError`), with one
+  cluster or write the disk, :class:`~kube.errors.RecorderError`; also an unexpected
+  error), 2 (bad input: an :class:`~kube.errors.InputError`, or an argparse usage error)
+  or 3 (credentials the cluster refused, :class:`~kube.errors.CredentialError`), with one
   line on stderr naming what is wrong (the status is the error class's ``exit_code``;
-  :data:`~recordings.errors.EXIT_STATUS_HELP` says it for ``--help``);
+  :data:`~kube.errors.EXIT_STATUS_HELP` says it for ``--help``);
 * an unexpected exception prints one line and "run with --debug for the traceback"; ``--debug``
   (or ``EVICTLENS_DEBUG=1``) prints the traceback;
 * a reader that goes away (``evictlens info REC | head``) ends the command quietly, as ``kubectl``
@@ -30,7 +30,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn, TypeAlias
 
-from .errors import EXIT_BAD_INPUT, EXIT_FINDING, EvictlensError
+from kube.errors import EXIT_BAD_INPUT, EXIT_FINDING, EvictlensError
 
 __all__ = ["EXIT_BROKEN_PIPE", "EXIT_INTERRUPTED", "OneLineParser", "SubParsers", "add_debug_argument", "run_command"]
 

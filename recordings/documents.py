@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 import yaml
 
-from .errors import InputError
+from kube.errors import InputError
 
 __all__ = ["load_document", "load_documents_text"]
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from .errors import InputError, RecordingError
+from kube.errors import InputError, RecordingError
 
 FORMAT_NAME = "evictlens-recording"
 SCHEMA_VERSION = 3

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kube.errors import RecordingError
+
 from .documents import load_document
-from .errors import RecordingError
 from .format import MANIFEST, Manifest, RecordingBusyError, remove_tree, write_atomic
 from .summary_codec import parse_time, project
 from .writer import RecordingWriter, now_micros

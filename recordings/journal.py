@@ -18,7 +18,8 @@ from typing import Any
 
 import orjson
 
-from .errors import RecordingError
+from kube.errors import RecordingError
+
 from .format import open_private
 
 MAGIC = b"EVJ1"

@@ -29,8 +29,9 @@ from typing import IO
 
 import orjson
 
+from kube.errors import RecordingError
+
 from . import format as fmt
-from .errors import RecordingError
 from .reader import open_recording
 
 SUFFIX = ".evictlens.tar"

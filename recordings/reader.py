@@ -23,8 +23,9 @@ from typing import Any
 import orjson
 import polars as pl
 
+from kube.errors import RecordingError
+
 from . import format as fmt
-from .errors import RecordingError
 from .journal import next_intact, read_frame_at
 from .schema import ALL_SCHEMAS, CONTAINER_STATS, NODE_STATS, SERIES, validate_schema
 from .summary_codec import EPOCH, decode, parse_time

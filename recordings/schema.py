@@ -15,7 +15,7 @@ from typing import Literal
 
 import polars as pl
 
-from .errors import RecordingError
+from kube.errors import RecordingError
 
 Kind = Literal["u64", "i64", "time", "str"]
 

@@ -13,7 +13,8 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from .errors import RecordingError
+from kube.errors import RecordingError
+
 from .schema import CONTAINER_STATS, NODE_STATS, POD_STATS, SERIES, SYSTEM_STATS, VOLUME_STATS, Group, Table
 
 U64_MAX = 2**64 - 1

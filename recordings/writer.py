@@ -22,9 +22,10 @@ from typing import Any, BinaryIO
 import orjson
 import polars as pl
 
+from kube.errors import RecordingError
+
 from . import format as fmt
 from . import kernel
-from .errors import RecordingError
 from .journal import JournalWriteError, JournalWriter
 from .redact import REDACTORS
 from .schema import ALL_SCHEMAS, SERIES, SORT_KEYS, TIME, validate_schema

@@ -19,6 +19,7 @@ from typing import Any
 
 import polars as pl
 
+from kube.quantity import Quantity
 from recordings.reader import Recording
 from replay.counterfactual import NOTE as COUNTERFACTUAL_NOTE
 from replay.impact import OVERCOMMIT_RESOURCES, PodTotals, explain_ranking, overcommit_lead, owner_impact, pod_totals
@@ -26,7 +27,6 @@ from replay.kernel import kernel_kills, ready_transitions, too_fast
 from replay.kubelet.api import Pod, parse_nodes
 from replay.kubelet.manager import Eviction as KubeletEviction
 from replay.kubelet.manager import FsTopology, SyncResult
-from replay.kubelet.quantity import Quantity
 from replay.kubelet.ranking import RankFacts, pod_priority, rank_facts
 from replay.kubelet.thresholds import Threshold, ThresholdValue, get_threshold_quantity
 from replay.matching import admission_rejections, match, real_evictions, recording_interval

@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from recordings.errors import InputError
+from kube.errors import InputError
 from recordings.reader import Recording, to_micros
 from replay.reference import NodeRun, Pass
 from replay.reference import select_nodes as reference_select

@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
+from kube.signals import PID_AVAILABLE
 from replay.kubelet.api import Pod
 from replay.kubelet.pods import pod_limits, pod_requests
-from replay.kubelet.thresholds import PID_AVAILABLE
 from replay.results import RankedPod
 
 OVERCOMMIT_RESOURCES = ("memory", "ephemeral-storage")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
-from recordings.errors import InputError
+from kube.errors import InputError
 
 
 @contextmanager

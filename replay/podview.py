@@ -16,9 +16,9 @@ from typing import Any
 import orjson
 import polars as pl
 
+from kube.quantity import Quantity
 from recordings.reader import Recording, to_micros
 from recordings.summary_codec import EPOCH
-from replay.kubelet.quantity import Quantity
 from replay.results import Eviction
 
 KINDS = ("regular", "init", "sidecar", "ephemeral")

@@ -18,7 +18,7 @@ from dataclasses import InitVar, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from recordings.errors import InputError
+from kube.errors import InputError
 from recordings.pod_timeline import PodsInForce, PodVersion, index_pods_by_node
 from recordings.reader import Recording, TickInfo
 from replay.context import active_pods, infer_topology

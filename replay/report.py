@@ -9,13 +9,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from kube.quantity import Quantity
 from recordings.console import make_console, print_table
 from replay.explain import Explanation, ObservationRow
 from replay.impact import owner_impact
 from replay.kubelet.api import Pod
 from replay.kubelet.duration import format_duration
 from replay.kubelet.manager import SyncResult
-from replay.kubelet.quantity import Quantity
 from replay.kubelet.ranking import RankFacts
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import polars as pl
 
-from recordings.errors import InputError
+from kube.errors import InputError
 from replay.outdir import replacing_dir, write_parquet_private, write_private
 from replay.results import (
     CONDITIONS_SCHEMA,

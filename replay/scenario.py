@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recordings.errors import InputError
+from kube.errors import InputError
 from recordings.format import Manifest
 from recordings.scenarios import Scenario, ScenarioRun
 from recordings.scenarios.units import format_duration

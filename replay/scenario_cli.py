@@ -12,8 +12,8 @@ from typing import Any
 
 import orjson
 
+from kube.errors import EXIT_OK, InputError
 from recordings.cli_edge import SubParsers
-from recordings.errors import EXIT_OK, InputError
 
 HELP = "build a recording from a scenario file: node pressure reproduced without a cluster"
 

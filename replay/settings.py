@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from recordings.errors import InputError
+from kube.errors import InputError
 from replay.kubelet.api import Node
 from replay.kubelet.config import (
     EvictionConfig,

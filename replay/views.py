@@ -13,8 +13,7 @@ from datetime import datetime
 
 import polars as pl
 
-from replay.kubelet.conditions import PRESSURE_CONDITIONS
-from replay.kubelet.thresholds import (
+from kube.signals import (
     ALLOCATABLE_MEMORY_AVAILABLE,
     CONTAINERFS_AVAILABLE,
     CONTAINERFS_INODES_FREE,
@@ -24,6 +23,7 @@ from replay.kubelet.thresholds import (
     NODEFS_AVAILABLE,
     NODEFS_INODES_FREE,
     PID_AVAILABLE,
+    PRESSURE_CONDITIONS,
     RESOURCE_EPHEMERAL_STORAGE,
     RESOURCE_MEMORY,
     SIGNAL_TO_RESOURCE,

@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from recordings.errors import InputError
+from kube.errors import InputError
 from replay.settings import SettingsRequest
 
 MAX_VARIANTS = 64

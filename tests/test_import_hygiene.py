@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE_PACKAGES = ("replay", "recordings")
+CORE_PACKAGES = ("kube", "replay", "recordings")
 
 
 
@@ -84,11 +84,11 @@ def _imports(package: str) -> dict[str, set[str]]:
 
 
 def _first_party(name: str) -> bool:
-    return name.split(".")[0] in ("replay", "recordings", "tui")
+    return name.split(".")[0] in ("kube", "replay", "recordings", "tui")
 
 
-BASE = ("recordings.errors", "recordings.duration")
-"""The small base the port may lean on: one error tree and Go's duration grammar."""
+BASE = "kube"
+"""The small base every package shares (kube/): the error tree, Go durations, quantities, signal names."""
 
 
 def test_recordings_never_import_replay_or_the_ui() -> None:
@@ -99,8 +99,8 @@ def test_recordings_never_import_replay_or_the_ui() -> None:
 
 def test_the_port_imports_only_itself_and_the_base() -> None:
     port = {f: names for f, names in _imports("replay").items() if f.startswith("replay/kubelet/")}
-    offenders = {f: sorted(n for n in names if _first_party(n) and not n.startswith("replay.kubelet")
-                           and n not in BASE) for f, names in port.items()}
+    offenders = {f: sorted(n for n in names if _first_party(n) and not n.startswith(("replay.kubelet", BASE)))
+                 for f, names in port.items()}
     assert {f: n for f, n in offenders.items() if n} == {}
 
 
@@ -121,4 +121,10 @@ def test_the_engine_has_one_entry_the_front_ends_use() -> None:
                   if f.startswith(("replay/cli/", "tui/")) or f in ("replay/moment.py", "replay/whatif.py")}
     offenders = {f: sorted(n for n in names if n.startswith(("replay.fast", "replay.reference", "replay.collect")))
                  for f, names in front_ends.items()}
+    assert {f: n for f, n in offenders.items() if n} == {}
+
+
+def test_the_base_imports_nothing_but_itself() -> None:
+    offenders = {f: sorted(n for n in names if _first_party(n) and not n.startswith("kube"))
+                 for f, names in _imports("kube").items()}
     assert {f: n for f, n in offenders.items() if n} == {}

@@ -23,7 +23,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.worker import Worker
 
-from recordings.errors import EvictlensError
+from kube.errors import EvictlensError
 from replay.settings import SettingsRequest
 from tui.loading import ReplayJob, classify, describe_request
 from tui.messages import (

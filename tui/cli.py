@@ -16,7 +16,7 @@ SUMMARY = "browse a recording's replay or a results directory in a terminal UI"
 def run_tui(args: argparse.Namespace) -> int:
     import sys
 
-    from recordings.errors import InputError
+    from kube.errors import InputError
     from tui.app import make_app
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from recordings.errors import InputError
+from kube.errors import InputError
 from recordings.reader import Recording
 from replay.settings import SettingsRequest
 from tui.results_view import ResultsView

@@ -12,7 +12,7 @@ from datetime import datetime
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
-from recordings.errors import EvictlensError
+from kube.errors import EvictlensError
 from replay.settings import SettingsRequest
 from tui.results_view import ResultsView
 

@@ -25,7 +25,8 @@ from urllib.parse import urlsplit
 
 import polars as pl
 
-from ..errors import InputError, RecordingError
+from kube.errors import InputError, RecordingError
+
 from ..format import Manifest, RecordingBusyError, remove_tree
 from ..schema import ALL_SCHEMAS, TIME
 from ..summary_codec import format_time

@@ -23,7 +23,7 @@ from typing import Any
 import httpx2
 import orjson
 
-from ..errors import InputError
+from kube.errors import InputError
 
 MAX_POINTS = 11_000
 """Prometheus' per-series limit on a range query's resolution (points = (end - start) / step + 1)."""

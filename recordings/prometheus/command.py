@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from kube.errors import InputError
 
 
 def add_prometheus_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,8 +68,9 @@ def run_prometheus_import(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from kube.duration import parse_duration_seconds
+
     from ..documents import load_document
-    from ..duration import parse_duration_seconds
     from .build import PrometheusImport, import_prometheus
     from .client import ClientOptions
     from .labels import Conventions, parse_selector

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..errors import InputError
+from kube.errors import InputError
 
 _LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _MATCHER = re.compile(r'^\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*$')

@@ -57,7 +57,8 @@ from lightkube.config import client_adapter
 from lightkube.config.kubeconfig import DEFAULT_KUBECONFIG, SERVICE_ACCOUNT, KubeConfig, SingleConfig
 from lightkube.core.exceptions import ConfigError
 
-from ..errors import RecordingError
+from kube.errors import RecordingError
+
 from .exec_auth import CredentialError, ExecConfig, ExecCredentialAuth, cluster_info
 from .options import RecordOptions
 from .rbac import credential_hint, rbac_hint

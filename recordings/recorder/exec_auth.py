@@ -36,7 +36,7 @@ from typing import Any
 import httpx2
 import orjson
 
-from ..errors import CredentialError, RecordingError
+from kube.errors import CredentialError, RecordingError
 
 GROUP = "client.authentication.k8s.io"
 VERSIONS = (f"{GROUP}/v1", f"{GROUP}/v1beta1")
@@ -45,7 +45,7 @@ CLUSTER_EXTENSION = f"{GROUP}/exec"  # a cluster extension passed to the plugin 
 MODES = ("Never", "IfAvailable", "Always")
 
 
-# CredentialError lives in recordings.errors (exit 3); it is re-exported here, where the exec plugin raises it.
+# CredentialError lives in kube.errors (exit 3); it is re-exported here, where the exec plugin raises it.
 __all__ = ["CredentialError", "ExecConfig", "ExecCredentialAuth", "cluster_info"]
 
 def _stdin_is_terminal() -> bool:

@@ -34,7 +34,8 @@ from typing import Any
 import httpx2
 import orjson
 
-from ..errors import CredentialError, RecorderError, RecordingError
+from kube.errors import CredentialError, RecorderError, RecordingError
+
 from ..format import JOURNAL_DIR, Manifest
 from ..redact import EVENT_REASONS
 from ..writer import RecordingWriter, Tick

@@ -6,8 +6,8 @@ import argparse
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..duration import parse_duration_seconds
-from ..errors import RecordingError
+from kube.duration import parse_duration_seconds
+from kube.errors import RecordingError
 
 
 @dataclass(frozen=True)

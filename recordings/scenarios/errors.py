@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import RecordingError
+from kube.errors import RecordingError
 
 
 class ScenarioError(RecordingError):

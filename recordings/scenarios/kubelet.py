@@ -16,21 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kube.signals import SIGNALS
+
 from .units import format_duration, parse_amount, parse_duration, parse_quantity
 from .yamlpos import Located
 from .yamlpos import Path as YPath
 
-SIGNALS = (
-    "memory.available",
-    "allocatableMemory.available",
-    "nodefs.available",
-    "nodefs.inodesFree",
-    "imagefs.available",
-    "imagefs.inodesFree",
-    "containerfs.available",
-    "containerfs.inodesFree",
-    "pid.available",
-)
 CONFIG_FIELDS = (
     "apiVersion",
     "kind",

@@ -14,8 +14,8 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from kube.errors import EXIT_FINDING, EXIT_OK, EXIT_STATUS_HELP
 from recordings.cli_edge import OneLineParser, SubParsers, add_debug_argument, run_command
-from recordings.errors import EXIT_FINDING, EXIT_OK, EXIT_STATUS_HELP
 
 
 def _cmd_conformance(args: argparse.Namespace) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping
 
-from recordings.errors import InputError
+from kube.errors import InputError
 from replay.inputs import load_document
 from replay.kubelet.config import EvictionConfig, FlagOverrides, apply_flags, config_from_fields, default_fields
 from replay.kubelet.config import fields_from_kubelet_configuration as parse_fields

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from recordings.errors import InputError
+from kube.errors import InputError
 from replay.cli.args import (
     add_kubelet_arguments,
     add_speed_arguments,

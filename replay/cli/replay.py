@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from recordings.errors import InputError
+from kube.errors import InputError
 from replay.cli.args import (
     add_counterfactual_argument,
     add_kubelet_arguments,

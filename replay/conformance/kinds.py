@@ -10,7 +10,8 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from recordings.errors import InputError
+from kube.errors import InputError
+from kube.quantity import Format, Quantity
 from replay.conformance.vectors import (
     Case,
     multiset_equal,
@@ -27,7 +28,6 @@ from replay.kubelet import thresholds as th
 from replay.kubelet.api import Pod, parse_pod, parse_pod_stats, parse_summary
 from replay.kubelet.duration import parse_duration
 from replay.kubelet.message import eviction_message
-from replay.kubelet.quantity import Format, Quantity
 from replay.kubelet.signals import make_signal_observations
 from replay.kubelet.versions import VersionProfile
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from recordings.errors import InputError
+from kube.errors import InputError
 from replay.conformance.kinds import CHECKERS
 from replay.conformance.manager_case import check_manager
 from replay.conformance.vectors import Case

@@ -12,19 +12,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from recordings.errors import InputError
+from kube.errors import InputError
+from kube.quantity import Format, Quantity
+from kube.signals import RESOURCE_INODES, RESOURCE_PIDS, SIGNAL_TO_RESOURCE
 from replay.inputs import load_document
 from replay.kubelet.duration import parse_duration
-from replay.kubelet.quantity import Format, Quantity
-from replay.kubelet.thresholds import (
-    RESOURCE_INODES,
-    RESOURCE_PIDS,
-    SIGNAL_TO_RESOURCE,
-    SignalObservation,
-    Threshold,
-    ThresholdValue,
-    f32,
-)
+from replay.kubelet.thresholds import SignalObservation, Threshold, ThresholdValue, f32
 
 SCHEMA = "kubelet-eviction-conformance/v1"
 

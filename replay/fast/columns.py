@@ -21,7 +21,8 @@ from typing import Any
 
 import polars as pl
 
-from recordings.errors import InputError
+from kube.errors import InputError
+from kube.quantity import Quantity
 from recordings.pod_timeline import PodVersion
 from recordings.reader import Recording, TickInfo
 from recordings.schema import CONTAINER_STATS, NODE_STATS, POD_STATS, SERIES, SYSTEM_STATS, VOLUME_STATS, Table
@@ -41,7 +42,6 @@ from replay.kubelet.api import (
     parse_summary,
 )
 from replay.kubelet.jsonpath import _At, _time
-from replay.kubelet.quantity import Quantity
 
 CHUNK_TICKS = 16384
 """Passes per chunk: bounds the memory of a node's columns whatever the recording's length."""

@@ -27,6 +27,7 @@ from typing import Any
 
 import polars as pl
 
+from kube.signals import SIGNALS
 from recordings.pod_timeline import PodVersion, index_pods_by_node
 from recordings.reader import Recording, to_micros
 from recordings.schema import NODE_STATS
@@ -46,7 +47,7 @@ from replay.fast.pod_usage import (
     removed_entries,
     totals_at,
 )
-from replay.fast.signals import SIGNALS, observations
+from replay.fast.signals import observations
 from replay.impact import OVERCOMMIT_RESOURCES, PodTotals, pod_totals
 from replay.kubelet import pods as podutil
 from replay.kubelet.api import Pod, parse_summary

@@ -21,14 +21,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from kube.signals import ALLOCATABLE_MEMORY_AVAILABLE, MEMORY_AVAILABLE, PID_AVAILABLE
 from replay.fast.columns import FILESYSTEMS, MEMORY, PROCESSES, WHOLE
 from replay.kubelet.api import Pod, Summary
 from replay.kubelet.manager import EvictionManager, SyncResult, no_gc_effect
 from replay.kubelet.signals import make_signal_observations
 from replay.kubelet.thresholds import (
-    ALLOCATABLE_MEMORY_AVAILABLE,
-    MEMORY_AVAILABLE,
-    PID_AVAILABLE,
     SignalObservation,
     Threshold,
     get_reclaimable_threshold,

@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from replay.fast.signals import SIGNAL_INDEX, SIGNALS
+from kube.signals import SIGNAL_TO_NODE_CONDITION, SIGNALS
+from replay.fast.signals import SIGNAL_INDEX
 from replay.kubelet.manager import EvictionManager
-from replay.kubelet.thresholds import SIGNAL_TO_NODE_CONDITION, SignalObservation, Threshold, has_threshold
+from replay.kubelet.thresholds import SignalObservation, Threshold, has_threshold
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

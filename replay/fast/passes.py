@@ -18,8 +18,9 @@ from datetime import datetime
 
 import polars as pl
 
+from kube.signals import SIGNALS
 from replay.fast.loop import State, StateMachine, to_datetime
-from replay.fast.signals import SIGNALS, ThresholdPlan, plan_thresholds, threshold_columns
+from replay.fast.signals import ThresholdPlan, plan_thresholds, threshold_columns
 from replay.kubelet.manager import EvictionManager, SyncResult, no_gc_effect
 from replay.kubelet.thresholds import get_reclaimable_threshold, sort_by_eviction_priority
 

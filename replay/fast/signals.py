@@ -15,26 +15,11 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from replay.kubelet.thresholds import (
-    ALLOCATABLE_MEMORY_AVAILABLE,
-    CONTAINERFS_AVAILABLE,
-    CONTAINERFS_INODES_FREE,
-    IMAGEFS_AVAILABLE,
-    IMAGEFS_INODES_FREE,
-    MEMORY_AVAILABLE,
-    NODEFS_AVAILABLE,
-    NODEFS_INODES_FREE,
-    OP_LESS_THAN,
-    PID_AVAILABLE,
-    Threshold,
-    ThresholdValue,
+from kube.signals import (
+    SIGNALS,
 )
+from replay.kubelet.thresholds import OP_LESS_THAN, Threshold, ThresholdValue
 
-SIGNALS: tuple[str, ...] = (
-    MEMORY_AVAILABLE, ALLOCATABLE_MEMORY_AVAILABLE, NODEFS_AVAILABLE, NODEFS_INODES_FREE, IMAGEFS_AVAILABLE,
-    IMAGEFS_INODES_FREE, CONTAINERFS_AVAILABLE, CONTAINERFS_INODES_FREE, PID_AVAILABLE,
-)
-"""In the order makeSignalObservations fills its map (and the reference's observations dict)."""
 SIGNAL_INDEX = {s: k for k, s in enumerate(SIGNALS)}
 
 NODE_COLUMNS = (

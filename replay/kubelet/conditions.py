@@ -11,13 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
+from kube.signals import SIGNAL_TO_NODE_CONDITION
 from replay.kubelet.duration import nanoseconds_between
-from replay.kubelet.thresholds import SIGNAL_TO_NODE_CONDITION, Threshold
-
-MEMORY_PRESSURE = "MemoryPressure"
-DISK_PRESSURE = "DiskPressure"
-PID_PRESSURE = "PIDPressure"
-PRESSURE_CONDITIONS = (MEMORY_PRESSURE, DISK_PRESSURE, PID_PRESSURE)
+from replay.kubelet.thresholds import Threshold
 
 
 def node_conditions(thresholds: Sequence[Threshold]) -> list[str]:

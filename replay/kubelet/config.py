@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from recordings.errors import InputError
+from kube.errors import InputError
 from replay.kubelet.duration import MINUTE, format_duration, parse_duration
 from replay.kubelet.thresholds import Threshold, parse_threshold_config
 from replay.kubelet.versions import VersionProfile

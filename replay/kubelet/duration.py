@@ -1,8 +1,8 @@
-"""Go ``time.Duration`` for the port: the grammar (recordings.duration) and exact time differences.
+"""Go ``time.Duration`` for the port: the grammar (kube.duration) and exact time differences.
 
 Grace periods and the pressure transition period come from kubelet configuration as Go duration
 strings, and the kubelet's own log/threshold text prints them with ``Duration.String()``.
-The grammar itself lives in :mod:`recordings.duration` (one grammar for every flag and file);
+The grammar itself lives in :mod:`kube.duration` (one grammar for every flag and file);
 this module re-exports it for the port.
 Mirrors go/src/time/format.go: ParseDuration and go/src/time/time.go: Duration.String.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from recordings.duration import (
+from kube.duration import (
     HOUR,
     MICROSECOND,
     MILLISECOND,

@@ -1,7 +1,7 @@
 """Reading Kubernetes JSON with a path for every error, following Go's encoding/json where it matters.
 
 Absent and ``null`` are the same, unknown fields are ignored, counters are integers in their Go range
-(a float or a bool is an error), and every :class:`~recordings.errors.InputError` names the JSON path.
+(a float or a bool is an error), and every :class:`~kube.errors.InputError` names the JSON path.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from datetime import UTC, date, datetime, timedelta, timezone
 from types import MappingProxyType
 from typing import Any
 
-from recordings.errors import InputError
-from replay.kubelet.quantity import Quantity
+from kube.errors import InputError
+from kube.quantity import Quantity
 
 SUMMARY_HINT = "a Summary API object (kubectl get --raw /api/v1/nodes/NODE/proxy/stats/summary)"
 PODS_HINT = "pods (kubelet /pods, kubectl get pods -o json|yaml, or a Pod)"

@@ -14,10 +14,19 @@ from collections.abc import Callable, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from kube.quantity import Format, Quantity
+from kube.signals import (
+    CONTAINERFS_AVAILABLE,
+    CONTAINERFS_INODES_FREE,
+    IMAGEFS_AVAILABLE,
+    IMAGEFS_INODES_FREE,
+    MEMORY_PRESSURE,
+    NODEFS_AVAILABLE,
+    NODEFS_INODES_FREE,
+)
 from replay.kubelet import pods as podutil
 from replay.kubelet.api import Pod, PodStats, Summary
 from replay.kubelet.conditions import (
-    MEMORY_PRESSURE,
     has_node_condition,
     node_conditions,
     node_conditions_last_observed_at,
@@ -32,16 +41,9 @@ from replay.kubelet.message import (
     node_condition_message,
     pod_ephemeral_storage_message,
 )
-from replay.kubelet.quantity import Format, Quantity
 from replay.kubelet.ranking import RankFunc, build_signal_to_rank_func, disk_usage
 from replay.kubelet.signals import go_int64, make_signal_observations
 from replay.kubelet.thresholds import (
-    CONTAINERFS_AVAILABLE,
-    CONTAINERFS_INODES_FREE,
-    IMAGEFS_AVAILABLE,
-    IMAGEFS_INODES_FREE,
-    NODEFS_AVAILABLE,
-    NODEFS_INODES_FREE,
     SignalObservation,
     Threshold,
     get_reclaimable_threshold,

@@ -11,17 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kube.quantity import Format, Quantity
+from kube.signals import RESOURCE_EPHEMERAL_STORAGE, RESOURCE_MEMORY, SIGNAL_TO_RESOURCE
 from replay.kubelet.api import Container, Pod, PodStats
-from replay.kubelet.quantity import Format, Quantity
 from replay.kubelet.signals import go_int64, go_uint64
-from replay.kubelet.thresholds import (
-    RESOURCE_EPHEMERAL_STORAGE,
-    RESOURCE_MEMORY,
-    SIGNAL_TO_RESOURCE,
-    Observations,
-    Threshold,
-    get_threshold_quantity,
-)
+from replay.kubelet.thresholds import Observations, Threshold, get_threshold_quantity
 from replay.kubelet.versions import VersionProfile
 
 REASON_EVICTED = "Evicted"

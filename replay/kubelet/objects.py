@@ -8,6 +8,7 @@ from dataclasses import field as _field
 from datetime import datetime
 from typing import Any, Literal
 
+from kube.quantity import Quantity
 from replay.kubelet.jsonpath import (
     NODES_HINT,
     PODS_HINT,
@@ -28,7 +29,6 @@ from replay.kubelet.jsonpath import (
     _time,
 )
 from replay.kubelet.qos import pod_qos_class
-from replay.kubelet.quantity import Quantity
 
 # --------------------------------------------------------------------------------------------
 # core/v1 Pod and Node

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from kube.quantity import Format, Quantity
 from replay.kubelet.api import Container, Pod, pod_qos_class
-from replay.kubelet.quantity import Format, Quantity
 from replay.kubelet.versions import VersionProfile
 
 __all__ = ["RequestRule", "is_critical_pod", "is_mirror_pod", "is_pod_level_resources_set", "is_static_pod",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from replay.kubelet.quantity import Quantity
+from kube.quantity import Quantity
 
 # --------------------------------------------------------------------------------------------
 # QoS (pkg/apis/core/v1/helper/qos/qos.go: ComputePodQOS)

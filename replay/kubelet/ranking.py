@@ -15,12 +15,8 @@ from enum import StrEnum
 from fractions import Fraction
 from typing import TypeVar
 
-from replay.kubelet.api import FsStats, MemoryStats, Pod, PodStats
-from replay.kubelet.gosort import go_sort, go_sort_by_key
-from replay.kubelet.pods import RequestRule, is_critical_pod, request_rule, resource_request_quantity
-from replay.kubelet.quantity import Format, Quantity
-from replay.kubelet.signals import go_int64, go_uint64
-from replay.kubelet.thresholds import (
+from kube.quantity import Format, Quantity
+from kube.signals import (
     ALLOCATABLE_MEMORY_AVAILABLE,
     CONTAINERFS_AVAILABLE,
     CONTAINERFS_INODES_FREE,
@@ -34,6 +30,10 @@ from replay.kubelet.thresholds import (
     RESOURCE_INODES,
     RESOURCE_MEMORY,
 )
+from replay.kubelet.api import FsStats, MemoryStats, Pod, PodStats
+from replay.kubelet.gosort import go_sort, go_sort_by_key
+from replay.kubelet.pods import RequestRule, is_critical_pod, request_rule, resource_request_quantity
+from replay.kubelet.signals import go_int64, go_uint64
 from replay.kubelet.versions import VersionProfile
 
 CmpFunc = Callable[[Pod, Pod], int]

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from replay.kubelet.api import FsStats, PodStats, Summary
-from replay.kubelet.quantity import Format, Quantity
-from replay.kubelet.thresholds import (
+from kube.quantity import Format, Quantity
+from kube.signals import (
     ALLOCATABLE_MEMORY_AVAILABLE,
     CONTAINERFS_AVAILABLE,
     CONTAINERFS_INODES_FREE,
@@ -22,8 +21,9 @@ from replay.kubelet.thresholds import (
     NODEFS_AVAILABLE,
     NODEFS_INODES_FREE,
     PID_AVAILABLE,
-    SignalObservation,
 )
+from replay.kubelet.api import FsStats, PodStats, Summary
+from replay.kubelet.thresholds import SignalObservation
 
 SYSTEM_CONTAINER_PODS = "pods"
 SYSTEM_CONTAINER_WINDOWS_COMMIT = "windows-global-commit-memory"

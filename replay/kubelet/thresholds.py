@@ -16,56 +16,24 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
-from recordings.errors import InputError
+from kube.errors import InputError
+from kube.quantity import Format, Quantity
+from kube.signals import (
+    ALLOCATABLE_MEMORY_AVAILABLE,
+    CONTAINERFS_AVAILABLE,
+    CONTAINERFS_INODES_FREE,
+    CONTAINERFS_SIGNALS,
+    IMAGEFS_AVAILABLE,
+    IMAGEFS_INODES_FREE,
+    MEMORY_AVAILABLE,
+    NODEFS_AVAILABLE,
+    NODEFS_INODES_FREE,
+    SIGNAL_TO_RESOURCE,
+)
 from replay.kubelet.duration import format_duration, nanoseconds_between, parse_duration
 from replay.kubelet.gosort import go_sort
-from replay.kubelet.quantity import Format, Quantity
-
-# --- signals (pkg/kubelet/eviction/api/types.go) -------------------------------------------------
-MEMORY_AVAILABLE = "memory.available"
-ALLOCATABLE_MEMORY_AVAILABLE = "allocatableMemory.available"
-NODEFS_AVAILABLE = "nodefs.available"
-NODEFS_INODES_FREE = "nodefs.inodesFree"
-IMAGEFS_AVAILABLE = "imagefs.available"
-IMAGEFS_INODES_FREE = "imagefs.inodesFree"
-CONTAINERFS_AVAILABLE = "containerfs.available"
-CONTAINERFS_INODES_FREE = "containerfs.inodesFree"
-PID_AVAILABLE = "pid.available"
 
 OP_LESS_THAN = "LessThan"
-
-RESOURCE_MEMORY = "memory"
-RESOURCE_EPHEMERAL_STORAGE = "ephemeral-storage"
-RESOURCE_INODES = "inodes"
-RESOURCE_PIDS = "pids"
-
-SIGNAL_TO_RESOURCE: Mapping[str, str] = {
-    MEMORY_AVAILABLE: RESOURCE_MEMORY,
-    ALLOCATABLE_MEMORY_AVAILABLE: RESOURCE_MEMORY,
-    IMAGEFS_AVAILABLE: RESOURCE_EPHEMERAL_STORAGE,
-    IMAGEFS_INODES_FREE: RESOURCE_INODES,
-    CONTAINERFS_AVAILABLE: RESOURCE_EPHEMERAL_STORAGE,
-    CONTAINERFS_INODES_FREE: RESOURCE_INODES,
-    NODEFS_AVAILABLE: RESOURCE_EPHEMERAL_STORAGE,
-    NODEFS_INODES_FREE: RESOURCE_INODES,
-    PID_AVAILABLE: RESOURCE_PIDS,
-}
-"""helpers.go: signalToResource."""
-
-SIGNAL_TO_NODE_CONDITION: Mapping[str, str] = {
-    MEMORY_AVAILABLE: "MemoryPressure",
-    ALLOCATABLE_MEMORY_AVAILABLE: "MemoryPressure",
-    IMAGEFS_AVAILABLE: "DiskPressure",
-    CONTAINERFS_AVAILABLE: "DiskPressure",
-    NODEFS_AVAILABLE: "DiskPressure",
-    IMAGEFS_INODES_FREE: "DiskPressure",
-    NODEFS_INODES_FREE: "DiskPressure",
-    CONTAINERFS_INODES_FREE: "DiskPressure",
-    PID_AVAILABLE: "PIDPressure",
-}
-"""helpers.go: signalToNodeCondition."""
-
-CONTAINERFS_SIGNALS = frozenset({CONTAINERFS_AVAILABLE, CONTAINERFS_INODES_FREE})
 
 
 def valid_signal(signal: str, *, containerfs: bool = True) -> bool:

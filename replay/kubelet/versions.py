@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from recordings.errors import InputError
+from kube.errors import InputError
 
 MASTER_MINOR = 38
 """``master``: the newest upstream state read (1.38 development, after the 1.37 release)."""

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from recordings.errors import InputError
+from kube.errors import InputError
+from kube.quantity import Quantity
 from replay.inputs import load_document
 from replay.kubelet.api import (
     Container,
@@ -25,7 +26,6 @@ from replay.kubelet.api import (
     parse_summary,
     pod_qos_class,
 )
-from replay.kubelet.quantity import Quantity
 
 REALDATA = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"
 UINT64_MAX = 18446744073709551615

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from recordings.errors import InputError
+from kube.errors import InputError
 from replay.kubelet.thresholds import decimal_to_f32, parse_percentage
 
 ROOT = Path(__file__).resolve().parents[2]

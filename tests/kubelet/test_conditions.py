@@ -6,17 +6,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from kube.signals import DISK_PRESSURE, MEMORY_PRESSURE, PID_PRESSURE, SIGNAL_TO_RESOURCE
 from replay.kubelet.conditions import (
-    DISK_PRESSURE,
-    MEMORY_PRESSURE,
-    PID_PRESSURE,
     has_node_condition,
     node_conditions,
     node_conditions_last_observed_at,
     node_conditions_observed_since,
 )
 from replay.kubelet.duration import MINUTE
-from replay.kubelet.thresholds import SIGNAL_TO_RESOURCE, Threshold
+from replay.kubelet.thresholds import Threshold
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 

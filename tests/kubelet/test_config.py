@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from helpers import REALDATA
 
-from recordings.errors import InputError
+from kube.errors import InputError
 from replay.inputs import load_document
 from replay.kubelet.config import config_from_flags, config_from_kubelet_configuration, default_eviction_hard
 from replay.kubelet.duration import MINUTE, SECOND

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from recordings.errors import InputError
+from kube.errors import InputError
 from replay.kubelet.duration import (
     HOUR,
     MICROSECOND,

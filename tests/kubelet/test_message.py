@@ -10,6 +10,7 @@ from helpers import GI, container, container_stats_json, make_pod, make_pod_stat
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kube.quantity import Format, Quantity
 from replay.kubelet.message import (
     container_ephemeral_storage_message,
     empty_dir_message,
@@ -18,7 +19,6 @@ from replay.kubelet.message import (
     node_condition_message,
     pod_ephemeral_storage_message,
 )
-from replay.kubelet.quantity import Format, Quantity
 from replay.kubelet.thresholds import OP_LESS_THAN, SignalObservation, Threshold, ThresholdValue
 from replay.kubelet.versions import parse_minor, profile
 

@@ -11,8 +11,8 @@ from helpers import MI, container, container_stats_json, make_pod, make_pod_stat
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kube.quantity import Format
 from replay.kubelet.api import Pod, PodStats
-from replay.kubelet.quantity import Format
 from replay.kubelet.ranking import (
     FsStatsType,
     get_resource_request_quantity,

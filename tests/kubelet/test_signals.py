@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from helpers import REALDATA, make_summary, realdata_summaries
 
+from kube.quantity import Format
 from replay.inputs import load_document
 from replay.kubelet.api import parse_summary
-from replay.kubelet.quantity import Format
 from replay.kubelet.signals import go_int64, make_signal_observations
 
 U64_MAX = 2**64 - 1

@@ -6,10 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from recordings.errors import InputError
-from replay.kubelet.duration import MINUTE, SECOND
-from replay.kubelet.quantity import Format, Quantity
-from replay.kubelet.thresholds import (
+from kube.errors import InputError
+from kube.quantity import Format, Quantity
+from kube.signals import (
     ALLOCATABLE_MEMORY_AVAILABLE,
     CONTAINERFS_AVAILABLE,
     CONTAINERFS_INODES_FREE,
@@ -18,8 +17,11 @@ from replay.kubelet.thresholds import (
     MEMORY_AVAILABLE,
     NODEFS_AVAILABLE,
     NODEFS_INODES_FREE,
-    OP_LESS_THAN,
     PID_AVAILABLE,
+)
+from replay.kubelet.duration import MINUTE, SECOND
+from replay.kubelet.thresholds import (
+    OP_LESS_THAN,
     SignalObservation,
     Threshold,
     ThresholdValue,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from rec_support import run_cli, run_evictlens, run_record, summary_files
 
-from recordings.errors import EXIT_STATUS_HELP
+from kube.errors import EXIT_STATUS_HELP
 
 BUNDLED = Path(__file__).resolve().parents[2] / "recordings" / "scenarios" / "bundled" / "overcommit.yaml"
 

@@ -15,8 +15,8 @@ import orjson
 import pytest
 from rec_support import REPO, child_env, summary_files
 
+from kube.errors import RecordingError
 from recordings import format as fmt
-from recordings.errors import RecordingError
 from recordings.journal import MAGIC, MAX_FRAME, encode_frame
 from recordings.reader import open_recording, read_segment
 from recordings.writer import RecordingWriter

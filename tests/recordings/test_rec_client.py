@@ -20,7 +20,7 @@ import pytest
 import yaml
 from apiserver.cluster import SyntheticCluster
 
-from recordings.errors import RecordingError
+from kube.errors import RecordingError
 from recordings.reader import open_recording
 from recordings.recorder.client import AuthFailure, KubeClient, RequestFailed, load_config
 from recordings.recorder.main import Recorder

@@ -17,9 +17,9 @@ import orjson
 import pytest
 from rec_support import REPO, FakeServer, child_env, summary_files
 
+from kube.errors import RecordingError
 from recordings import format as fmt
 from recordings import journal, writer
-from recordings.errors import RecordingError
 from recordings.format import Manifest
 from recordings.reader import open_recording
 from recordings.writer import RecordingWriter

@@ -16,8 +16,8 @@ import polars as pl
 import pytest
 from rec_support import REPO, child_env, run_cli
 
+from kube.errors import RecordingError
 from recordings import format as fmt
-from recordings.errors import RecordingError
 from recordings.journal import encode_frame, read_frames
 from recordings.reader import open_recording, read_segment
 from recordings.writer import RecordingWriter
@@ -227,7 +227,7 @@ def test_disk_full_while_the_final_part_is_written_stops_cleanly(tmp_path: Path)
         import resource, signal, sys
         import orjson
         from recordings import format as fmt
-        from recordings.errors import RecordingError
+        from kube.errors import RecordingError
         from recordings.writer import RecordingWriter
         summary = orjson.loads(open({str(SAMPLE / "summary.json")!r}, "rb").read())
         w = RecordingWriter(__import__("pathlib").Path({str(root)!r}), fmt.Manifest(source="test"))

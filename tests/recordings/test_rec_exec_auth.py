@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from rec_support import FakeServer, plugin_runs, run_record, start_record, write_kubeconfig
 
-from recordings.errors import RecordingError
+from kube.errors import RecordingError
 from recordings.reader import open_recording
 from recordings.recorder.client import AuthFailure, KubeClient
 from recordings.recorder.exec_auth import CredentialError

@@ -15,8 +15,8 @@ import polars as pl
 import pytest
 from rec_support import summary_files
 
+from kube.errors import RecordingError
 from recordings import format as fmt
-from recordings.errors import RecordingError
 from recordings.journal import encode_frame
 from recordings.reader import open_recording
 from recordings.schema import NODE_STATS, validate_schema

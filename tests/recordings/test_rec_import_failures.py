@@ -16,8 +16,8 @@ import orjson
 import pytest
 from rec_support import REPO, child_env, run_cli
 
+from kube.errors import RecordingError
 from recordings import format as fmt
-from recordings.errors import RecordingError
 from recordings.importer import import_files
 from recordings.pack import INDEX
 from recordings.writer import RecordingWriter

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from rec_support import REALDATA
 
-from recordings.errors import RecordingError
+from kube.errors import RecordingError
 from recordings.importer import import_files, load_file
 from recordings.reader import open_recording
 

@@ -16,7 +16,7 @@ import orjson
 import pytest
 from rec_support import FakeServer, committed_ticks, kill_quietly, run_evictlens, start_record, wait_for
 
-from recordings.errors import RecordingError
+from kube.errors import RecordingError
 from recordings.reader import open_recording
 from replay import results_io
 from replay.engine import replay_recording

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from rec_support import FakeServer, child_env, run_record
 
-from recordings.errors import RecordingError
+from kube.errors import RecordingError
 from recordings.reader import open_recording
 from recordings.recorder.client import load_config, merge_kubeconfigs
 from recordings.recorder.options import RecordOptions

@@ -14,13 +14,14 @@ import orjson
 import pytest
 import yaml
 
+from kube.signals import SIGNAL_TO_RESOURCE
 from recordings.importer import import_files
 from recordings.reader import open_recording
 from replay.kubelet.api import Pod, Summary, parse_pods, parse_summary
 from replay.kubelet.message import eviction_message
 from replay.kubelet.ranking import build_signal_to_rank_func
 from replay.kubelet.signals import make_signal_observations
-from replay.kubelet.thresholds import OP_LESS_THAN, SIGNAL_TO_RESOURCE, Threshold, ThresholdValue
+from replay.kubelet.thresholds import OP_LESS_THAN, Threshold, ThresholdValue
 from replay.kubelet.versions import profile
 
 REALDATA = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"

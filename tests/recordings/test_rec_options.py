@@ -6,8 +6,8 @@ import argparse
 
 import pytest
 
+from kube.errors import InputError
 from recordings.cli import build_parser
-from recordings.errors import InputError
 from recordings.recorder.options import add_record_arguments, options_from_args
 
 

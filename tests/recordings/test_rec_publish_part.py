@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 from rec_support import summary_files
 
+from kube.errors import RecordingError
 from recordings import format as fmt
-from recordings.errors import RecordingError
 from recordings.format import Manifest
 from recordings.reader import open_recording
 from recordings.schema import SERIES

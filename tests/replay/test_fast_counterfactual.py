@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from test_fast_equivalence import STEP, T0, _iso, assert_same, reference
 
-from recordings.errors import InputError
+from kube.errors import InputError
 from recordings.format import Manifest
 from recordings.reader import open_recording
 from recordings.writer import RecordingWriter

@@ -272,7 +272,7 @@ def _reference_moment(path: Path, request: SettingsRequest, node: str, moment: e
     st.just(engine.Moment(first_eviction=True))))
 def test_a_moment_is_the_reference_pass_with_its_manager_state(tmp_path_factory: Any, data: dict[str, Any],
                                                                request: SettingsRequest, where: engine.Moment) -> None:
-    from recordings.errors import InputError
+    from kube.errors import InputError
     from replay.moment import explanation_of
     from replay.report import explanation_json
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from recordings.errors import InputError
+from kube.errors import InputError
 from replay.inputs import load_document, load_documents_text
 
 REALDATA = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from recbuild import T0, Observation, Plan, Tick, node_object, pods, summary_at, write
 
-from recordings.errors import InputError
+from kube.errors import InputError
 from recordings.reader import open_recording
 from replay.cli import main
 from replay.engine import replay_recording

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from recbuild import MESSAGE_1_30, POD_UID, sidecar_recording
 
-from recordings.errors import InputError
+from kube.errors import InputError
 from recordings.reader import open_recording
 from replay.cli import main
 from replay.engine import replay_recording

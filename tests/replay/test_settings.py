@@ -11,7 +11,7 @@ import pytest
 import yaml
 from recbuild import CONFIGZ, T0, Observation, Plan, Tick, node_object, pods, sidecar_recording, summary_at, write
 
-from recordings.errors import InputError
+from kube.errors import InputError
 from recordings.reader import open_recording
 from replay.cli import main
 from replay.cli.args import request_from_args

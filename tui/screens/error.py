@@ -10,7 +10,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from recordings.errors import EXIT_BAD_INPUT
+from kube.errors import EXIT_BAD_INPUT
 
 
 class ErrorScreen(Screen[None]):

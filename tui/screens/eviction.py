@@ -12,9 +12,9 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static, TextArea
 
+from kube.quantity import Quantity
 from replay.explain import Explanation
 from replay.impact import owner_impact
-from replay.kubelet.quantity import Quantity
 from replay.podview import ContainerRow
 from replay.replay_report import fmt_bytes, marked_diff
 from replay.results import Eviction, Match, RankedPod

@@ -12,7 +12,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Checkbox, DataTable, Footer, Header, Input, Label, ProgressBar, Select, Static
 
-from recordings.errors import EvictlensError
+from kube.errors import EvictlensError
 from replay.kubelet.config import FlagOverrides
 from replay.kubelet.versions import KNOWN_VERSIONS
 from replay.settings import SettingsRequest

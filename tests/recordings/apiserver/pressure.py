@@ -28,10 +28,10 @@ from typing import Any
 
 import orjson
 
+from kube.quantity import Quantity
 from replay.kubelet.config import config_from_kubelet_configuration
 from replay.kubelet.manager import EvictionManager
 from replay.kubelet.objects import parse_pods
-from replay.kubelet.quantity import Quantity
 from replay.kubelet.stats import parse_summary
 from replay.kubelet.versions import profile
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from recordings.errors import InputError
+from kube.errors import InputError
 from recordings.prometheus.build import _quantity
 from recordings.prometheus.labels import Conventions, parse_selector, regex_literal
 from recordings.prometheus.queries import Builder, ksm_range_queries, node_queries, pod_queries

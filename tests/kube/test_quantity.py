@@ -1,4 +1,4 @@
-"""replay.kubelet.quantity against the shared conformance vectors, the spec's §7.2 tables, tables
+"""kube.quantity against the shared conformance vectors, the spec's §7.2 tables, tables
 transcribed from apimachinery v0.32.0 ``pkg/api/resource/quantity_test.go``, Go quirks read from
 the source, and hypothesis properties."""
 
@@ -17,8 +17,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from recordings.errors import InputError
-from replay.kubelet.quantity import Format, Quantity, _parse_quantity_string
+from kube.errors import InputError
+from kube.quantity import Format, Quantity, _parse_quantity_string
 
 BIN, DEC, EXP = Format.BINARY_SI, Format.DECIMAL_SI, Format.DECIMAL_EXPONENT
 MOST_POSITIVE, MOST_NEGATIVE = 2**63 - 1, -(2**63)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from recordings.errors import CredentialError, EvictlensError, InputError, RecorderError, RecordingError
+from kube.errors import CredentialError, EvictlensError, InputError, RecorderError, RecordingError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,6 +58,6 @@ def test_every_module_takes_errors_from_recordings_errors() -> None:
 
 @pytest.mark.parametrize("name", ["InputError", "RecordingError"])
 def test_the_class_names_users_and_code_know_are_kept(name: str) -> None:
-    import recordings.errors
+    import kube.errors
 
-    assert getattr(recordings.errors, name).__name__ == name
+    assert getattr(kube.errors, name).__name__ == name

@@ -20,7 +20,7 @@ import re
 from decimal import Decimal
 from typing import Final
 
-from recordings.errors import InputError
+from kube.errors import InputError
 
 _MAX_INT64: Final = (1 << 63) - 1
 _MIN_INT64: Final = -(1 << 63)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import replay.kubelet.duration
-from recordings import duration
-from recordings.errors import InputError
+from kube import duration
+from kube.errors import InputError
 
 
 def test_the_port_uses_the_same_grammar() -> None:
