@@ -15,7 +15,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CORE = ("recordings", "replay")
+CORE = ("kube", "recordings", "replay")
 
 
 def _imported_top_levels() -> set[str]:
