@@ -14,8 +14,17 @@ import re
 
 from .errors import InputError
 
-__all__ = ["HOUR", "MICROSECOND", "MILLISECOND", "MINUTE", "NANOSECOND", "SECOND", "format_duration",
-           "parse_duration", "parse_duration_seconds"]
+__all__ = [
+    "HOUR",
+    "MICROSECOND",
+    "MILLISECOND",
+    "MINUTE",
+    "NANOSECOND",
+    "SECOND",
+    "format_duration",
+    "parse_duration",
+    "parse_duration_seconds",
+]
 
 NANOSECOND = 1
 MICROSECOND = 1_000

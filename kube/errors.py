@@ -23,8 +23,18 @@ from __future__ import annotations
 import re
 from typing import Self
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_CREDENTIALS", "EXIT_FINDING", "EXIT_OK", "EXIT_STATUS_HELP", "CredentialError",
-           "EvictlensError", "InputError", "RecorderError", "RecordingError"]
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_CREDENTIALS",
+    "EXIT_FINDING",
+    "EXIT_OK",
+    "EXIT_STATUS_HELP",
+    "CredentialError",
+    "EvictlensError",
+    "InputError",
+    "RecorderError",
+    "RecordingError",
+]
 
 EXIT_OK = 0
 EXIT_FINDING = 1

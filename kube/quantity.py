@@ -40,8 +40,7 @@ class Format(enum.StrEnum):
 
 
 # suffix.go: newSuffixer / fastLookup (the exponent is base 10 for DecimalSI, base 2 for BinarySI).
-_DECIMAL_SUFFIXES: Final = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9,
-                             "T": 12, "P": 15, "E": 18}
+_DECIMAL_SUFFIXES: Final = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _BINARY_SUFFIXES: Final = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DECIMAL_SUFFIX_OF: Final = {exp: suf for suf, exp in _DECIMAL_SUFFIXES.items()}
 _BINARY_SUFFIX_OF: Final = {exp: suf for suf, exp in _BINARY_SUFFIXES.items()}
@@ -79,8 +78,10 @@ def _remove_factors(value: int, base: int) -> tuple[int, int]:
 
 
 def _not_a_quantity(text: str) -> InputError:
-    return InputError(f"{text!r} is not a Kubernetes quantity "
-                      "(expected a number with an optional suffix such as 100Mi, 1.5Gi, 500m, 1e3)")
+    return InputError(
+        f"{text!r} is not a Kubernetes quantity "
+        "(expected a number with an optional suffix such as 100Mi, 1.5Gi, 500m, 1e3)"
+    )
 
 
 def _parse_quantity_string(s: str) -> tuple[bool, str, str, str, str] | None:
@@ -199,10 +200,12 @@ class Quantity:
                 shifted = num + denom  # at most 18 digits, so ParseInt cannot fail
                 result = int(shifted) * mantissa
                 if _fits64(result):
-                    canonical = (exponent % 10 == 0 and int(shifted) & 7 != 0 if fmt is Format.BINARY_SI
-                                 else scale % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0")
-                    return cls._make(result if positive else -result, scale, False, fmt,
-                                     text if canonical else None)
+                    canonical = (
+                        exponent % 10 == 0 and int(shifted) & 7 != 0
+                        if fmt is Format.BINARY_SI
+                        else scale % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0"
+                    )
+                    return cls._make(result if positive else -result, scale, False, fmt, text if canonical else None)
 
         if len(value) > _MAX_DIGITS:
             raise InputError(f"{text[:40]!r}... has over {_MAX_DIGITS} digits, too many to hold exactly")
@@ -343,8 +346,7 @@ class Quantity:
                 fmt = Format.DECIMAL_SI
             else:  # AsCanonicalBase1024Bytes; removeInt64Factors cannot negate MinInt64
                 whole = self._u * 10**self._e if self._e >= 0 else self._u // 10**-self._e
-                number, times = (whole, 0) if whole == _MIN_INT64 and not self._dec else \
-                    _remove_factors(whole, 1024)
+                number, times = (whole, 0) if whole == _MIN_INT64 and not self._dec else _remove_factors(whole, 1024)
                 return f"{number}{_BINARY_SUFFIX_OF.get(times * 10, '')}"
         elif fmt is None:
             fmt = Format.DECIMAL_EXPONENT

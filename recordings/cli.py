@@ -102,8 +102,11 @@ def _check_manifest(manifest: Any, source: str) -> None:
     for name, ok, expected in checks:
         value = getattr(manifest, name)
         if not ok(value):
-            got = type(value).__name__ if not isinstance(value, (dict, list)) else ("a list" if isinstance(
-                value, list) else "a map with other values")
+            got = (
+                type(value).__name__
+                if not isinstance(value, (dict, list))
+                else ("a list" if isinstance(value, list) else "a map with other values")
+            )
             raise RecordingError(f"expected {expected}, got {got}", source=source, field=name)
 
 
@@ -233,9 +236,13 @@ def add_import_parser(subparsers: SubParsers) -> None:
         "(RFC 3339) sets a summary's time, e.g. summary.json@2024-05-20T10:00:00Z",
     )
     imp.add_argument("-o", "--output", required=True, metavar="DIR", help="recording directory to create, e.g. rec")
-    imp.add_argument("--node", metavar="NAME", action="append",
-                     help="node a /configz (or a summary without nodeName) belongs to, e.g. kind-worker; with "
-                     "--prometheus: a node to import (repeatable; default every node)")
+    imp.add_argument(
+        "--node",
+        metavar="NAME",
+        action="append",
+        help="node a /configz (or a summary without nodeName) belongs to, e.g. kind-worker; with "
+        "--prometheus: a node to import (repeatable; default every node)",
+    )
     imp.add_argument("--append", action="store_true", help="add to an existing recording DIR instead of creating it")
     from .prometheus.command import add_prometheus_arguments
 
@@ -250,8 +257,12 @@ def add_pack_parser(subparsers: SubParsers) -> None:
         description="Pack a recording into one file to attach to a bug report. Example: %(prog)s rec",
     )
     pk.add_argument("recording", metavar="RECORDING", help="recording directory, e.g. rec")
-    pk.add_argument("-o", "--output", metavar="FILE",
-                    help="file to write (default: RECORDING.evictlens.tar), e.g. bug-123.evictlens.tar")
+    pk.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="file to write (default: RECORDING.evictlens.tar), e.g. bug-123.evictlens.tar",
+    )
     pk.set_defaults(func=cmd_pack, command="pack")
 
 
@@ -304,8 +315,9 @@ def add_subcommands(subparsers: SubParsers) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from kube.errors import EXIT_STATUS_HELP
 
-    parser = OneLineParser(prog="evictlens", description="Record, import, pack and inspect evictlens recordings.",
-                           epilog=EXIT_STATUS_HELP)
+    parser = OneLineParser(
+        prog="evictlens", description="Record, import, pack and inspect evictlens recordings.", epilog=EXIT_STATUS_HELP
+    )
     add_debug_argument(parser)
     subs: SubParsers = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=OneLineParser

@@ -121,9 +121,7 @@ def _load_json(text: str, source: str) -> Any:
     try:
         doc = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
-        raise InputError(
-            f"line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})", source=source
-        ) from None
+        raise InputError(f"line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})", source=source) from None
     if _has_huge_float(doc):
         # orjson degraded an integer beyond 64 bits to a float; the stdlib keeps it exact.
         doc = json.loads(text)

@@ -68,8 +68,12 @@ def _kind(body: Any, path: str) -> str:
                 return "empty"
         if kind is None:
             if isinstance(body.get("items"), list) and body["items"]:
-                shapes = {_shape(i) if isinstance(i, dict) and not i.get("kind") else
-                          (i.get("kind") if isinstance(i, dict) else None) for i in body["items"]}
+                shapes = {
+                    _shape(i)
+                    if isinstance(i, dict) and not i.get("kind")
+                    else (i.get("kind") if isinstance(i, dict) else None)
+                    for i in body["items"]
+                }
                 if len(shapes) == 1 and (only := shapes.pop()) in _ITEM_KINDS:
                     return _ITEM_KINDS[only]
             elif (shape := _shape(body)) is not None:

@@ -59,13 +59,26 @@ def pod_rows(body: Mapping[str, Any], node: str | None) -> list[dict[str, Any]]:
                 term = _mapping(_mapping(cs.get(which)).get("terminated"))
                 if term.get("reason") != OOM_KILLED:
                     continue
-                out.append({
-                    "kind": OOM_KILLED, "source": "pod", "node": node, "namespace": meta.get("namespace"),
-                    "name": meta.get("name"), "uid": meta.get("uid"), "container": cs.get("name"),
-                    "reason": OOM_KILLED, "message": None, "victim": None, "pid": None,
-                    "exit_code": _int(term.get("exitCode")), "restart_count": _int(cs.get("restartCount")),
-                    "status": None, "count": None, "time": term.get("finishedAt") or term.get("startedAt"),
-                })
+                out.append(
+                    {
+                        "kind": OOM_KILLED,
+                        "source": "pod",
+                        "node": node,
+                        "namespace": meta.get("namespace"),
+                        "name": meta.get("name"),
+                        "uid": meta.get("uid"),
+                        "container": cs.get("name"),
+                        "reason": OOM_KILLED,
+                        "message": None,
+                        "victim": None,
+                        "pid": None,
+                        "exit_code": _int(term.get("exitCode")),
+                        "restart_count": _int(cs.get("restartCount")),
+                        "status": None,
+                        "count": None,
+                        "time": term.get("finishedAt") or term.get("startedAt"),
+                    }
+                )
     return out
 
 
@@ -77,13 +90,26 @@ def event_rows(body: Mapping[str, Any], node: str | None) -> list[dict[str, Any]
     message = body.get("message")
     name, pid = victim(message if isinstance(message, str) else None)
     node = node or (inv.get("name") if inv.get("kind") == "Node" else None)
-    return [{
-        "kind": SYSTEM_OOM, "source": "event", "node": node, "namespace": None, "name": inv.get("name"),
-        "uid": _mapping(body.get("metadata")).get("uid"), "container": None, "reason": SYSTEM_OOM,
-        "message": message, "victim": name, "pid": pid, "exit_code": None, "restart_count": None, "status": None,
-        "count": _int(body.get("count")) or 1,
-        "time": body.get("lastTimestamp") or body.get("eventTime") or body.get("firstTimestamp"),
-    }]
+    return [
+        {
+            "kind": SYSTEM_OOM,
+            "source": "event",
+            "node": node,
+            "namespace": None,
+            "name": inv.get("name"),
+            "uid": _mapping(body.get("metadata")).get("uid"),
+            "container": None,
+            "reason": SYSTEM_OOM,
+            "message": message,
+            "victim": name,
+            "pid": pid,
+            "exit_code": None,
+            "restart_count": None,
+            "status": None,
+            "count": _int(body.get("count")) or 1,
+            "time": body.get("lastTimestamp") or body.get("eventTime") or body.get("firstTimestamp"),
+        }
+    ]
 
 
 def node_rows(body: Mapping[str, Any], node: str | None) -> list[dict[str, Any]]:
@@ -93,12 +119,26 @@ def node_rows(body: Mapping[str, Any], node: str | None) -> list[dict[str, Any]]
     for c in conditions if isinstance(conditions, list) else []:
         c = _mapping(c)
         if c.get("type") == "Ready":
-            return [{
-                "kind": NODE_READY, "source": "node", "node": node or meta.get("name"), "namespace": None,
-                "name": meta.get("name"), "uid": meta.get("uid"), "container": None, "reason": c.get("reason"),
-                "message": c.get("message"), "victim": None, "pid": None, "exit_code": None, "restart_count": None,
-                "status": c.get("status"), "count": None, "time": c.get("lastTransitionTime"),
-            }]
+            return [
+                {
+                    "kind": NODE_READY,
+                    "source": "node",
+                    "node": node or meta.get("name"),
+                    "namespace": None,
+                    "name": meta.get("name"),
+                    "uid": meta.get("uid"),
+                    "container": None,
+                    "reason": c.get("reason"),
+                    "message": c.get("message"),
+                    "victim": None,
+                    "pid": None,
+                    "exit_code": None,
+                    "restart_count": None,
+                    "status": c.get("status"),
+                    "count": None,
+                    "time": c.get("lastTransitionTime"),
+                }
+            ]
     return []
 
 

@@ -75,8 +75,9 @@ def index_pods_by_node(objects: pl.DataFrame) -> dict[str, list[PodVersion]]:
     key = pl.coalesce("uid", pl.col("namespace") + "/" + pl.col("name"))
     df = df.with_columns(key.alias("_key"))
     df = df.with_columns(pl.col("node").forward_fill().backward_fill().over("_key").alias("_bound"))
-    df = df.with_columns(pl.when(pl.col("node").is_null() & ~pl.col("deleted")).then(None)
-                         .otherwise(pl.col("_bound")).alias("_node"))
+    df = df.with_columns(
+        pl.when(pl.col("node").is_null() & ~pl.col("deleted")).then(None).otherwise(pl.col("_bound")).alias("_node")
+    )
     index: dict[str, list[PodVersion]] = {}
     for seq, (observed, k, n, body, deleted) in enumerate(
         df.select("observed", "_key", "_node", "body", "deleted").iter_rows()

@@ -205,8 +205,11 @@ class Recording:
         schema = ALL_SCHEMAS[name]
         files = self._files[name]
         if ticks is not None and "tick" in schema:
-            files = [f for f in files if (span := self._tick_span(name, f)) is not None
-                     and span[0] <= ticks[1] and ticks[0] <= span[1]]
+            files = [
+                f
+                for f in files
+                if (span := self._tick_span(name, f)) is not None and span[0] <= ticks[1] and ticks[0] <= span[1]
+            ]
         frames = [pl.scan_parquet(f) for f in files]
         if name in self._journal:
             frames.append(self._journal[name].lazy())
@@ -217,8 +220,9 @@ class Recording:
     def _tick_span(self, name: str, f: Path) -> tuple[int, int] | None:
         """The first and last tick of one part file (None: it has no rows), read once."""
         if f not in self._tick_spans:
-            lo, hi = self._collect(name, pl.scan_parquet(f).select(pl.col("tick").min().alias("lo"),
-                                                                   pl.col("tick").max().alias("hi"))).row(0)
+            lo, hi = self._collect(
+                name, pl.scan_parquet(f).select(pl.col("tick").min().alias("lo"), pl.col("tick").max().alias("hi"))
+            ).row(0)
             self._tick_spans[f] = None if lo is None else (int(lo), int(hi))
         return self._tick_spans[f]
 
@@ -284,8 +288,11 @@ class Recording:
             raise RecordingError(
                 "the recording has no ticks (no Summary API response); nothing to replay", source=str(self.root)
             )
-        with_data = set(self._collect(NODE_STATS.name, self.scan(NODE_STATS.name).select(pl.col("node").unique()))
-                        ["node"].drop_nulls().to_list())  # one column scanned: the table is never held
+        with_data = set(
+            self._collect(NODE_STATS.name, self.scan(NODE_STATS.name).select(pl.col("node").unique()))["node"]
+            .drop_nulls()
+            .to_list()
+        )  # one column scanned: the table is never held
         usable = []
         for node in nodes or self.nodes():
             if node in with_data:
@@ -314,8 +321,10 @@ class Recording:
         from recordings.recorder import PODS_MISSING, PODS_STALE
 
         ticks = self._table("ticks").filter(pl.col("ok") & pl.col("error").is_not_null())
-        counts = ticks.group_by("node").agg(pl.col("error").str.starts_with(PODS_STALE).sum().alias("stale"),
-                                            pl.col("error").str.starts_with(PODS_MISSING).sum().alias("missing"))
+        counts = ticks.group_by("node").agg(
+            pl.col("error").str.starts_with(PODS_STALE).sum().alias("stale"),
+            pl.col("error").str.starts_with(PODS_MISSING).sum().alias("missing"),
+        )
         return {str(r[0]): (int(r[1]), int(r[2])) for r in counts.iter_rows() if r[1] or r[2]}
 
     def ok_ticks(self, nodes: Iterable[str]) -> int:
@@ -350,7 +359,8 @@ class Recording:
         """Every recorded summary of ``node`` in tick order (one pass per table)."""
         parts = {  # this node's rows only (pushed into the scans): memory is one node's, whatever the cluster
             t.name: self._collect(t.name, self.scan(t.name).filter(pl.col("node") == node)).partition_by(
-                "tick", as_dict=True)
+                "tick", as_dict=True
+            )
             for t in SERIES
         }
         for (tick,), node_df in sorted(parts[NODE_STATS.name].items()):
@@ -402,10 +412,17 @@ class Recording:
     def eviction_counts(self) -> dict[str, int]:
         """Pods evicted and pods refused at admission, each once: a real eviction leaves two rows, the
         Evicted Event and the pod's Failed status (``count_rows`` counts rows)."""
+
         def pods(rows: list[dict[str, Any]]) -> int:
             uids = {(r.get("namespace"), r.get("name")): r["uid"] for r in rows if r.get("uid")}
-            return len({r.get("uid") or uids.get((r.get("namespace"), r.get("name"))) or
-                        f"{r.get('namespace')}/{r.get('name')}" for r in rows})
+            return len(
+                {
+                    r.get("uid")
+                    or uids.get((r.get("namespace"), r.get("name")))
+                    or f"{r.get('namespace')}/{r.get('name')}"
+                    for r in rows
+                }
+            )
 
         return {"evictions": pods(self.evictions()), "admission_rejections": pods(self.evictions(admission=True))}
 

@@ -72,8 +72,11 @@ def threshold_settings(thresholds: Sequence[Threshold]) -> tuple[ThresholdSettin
     for i, t in enumerate(thresholds):
         quantity, percentage = _value_parts(t.value)
         mr_q, mr_p = _value_parts(t.min_reclaim)
-        out.append(ThresholdSetting(i, t.signal, t.operator, quantity, percentage, t.grace_period, t.is_hard,
-                                    mr_q, mr_p, t.describe()))
+        out.append(
+            ThresholdSetting(
+                i, t.signal, t.operator, quantity, percentage, t.grace_period, t.is_hard, mr_q, mr_p, t.describe()
+            )
+        )
     return tuple(out)
 
 
@@ -116,8 +119,9 @@ def eviction_record(p: Pass, run: NodeRun, eviction: KubeletEviction, eviction_i
     """One eviction as the results model keeps it: the threshold, the observation, the full ranking and impact."""
     result: SyncResult = p.result
     pod = eviction.pod
-    threshold = result.threshold_to_reclaim if eviction.cause == getattr(
-        result.threshold_to_reclaim, "signal", None) else None
+    threshold = (
+        result.threshold_to_reclaim if eviction.cause == getattr(result.threshold_to_reclaim, "signal", None) else None
+    )
     observed = threshold_value = None
     ranking: tuple[RankedPod, ...] = ()
     if threshold is not None:
@@ -125,24 +129,62 @@ def eviction_record(p: Pass, run: NodeRun, eviction: KubeletEviction, eviction_i
         if obs is not None:
             observed = _int(obs.available)
             threshold_value = get_threshold_quantity(threshold.value, obs.capacity).int_value()
-        facts = rank_facts(result.ranking, result.stats, threshold.signal, run.topology.dedicated_image_fs,
-                           run.topology.split_container_image_fs, run.settings.profile)
-        ranking = explain_ranking(tuple(
-            RankedPod(i, f.namespace, f.pod, ranked.uid, ranked.qos_class, f.priority, f.has_stats,
-                      f.exceeds_request, _int(f.usage), _int(f.request), _int(f.usage_above_request),
-                      f.process_count, f.critical, rank_reason(f))
-            for i, (f, ranked) in enumerate(zip(facts, result.ranking, strict=True), 1)
-        ), pod.uid, threshold.signal)
+        facts = rank_facts(
+            result.ranking,
+            result.stats,
+            threshold.signal,
+            run.topology.dedicated_image_fs,
+            run.topology.split_container_image_fs,
+            run.settings.profile,
+        )
+        ranking = explain_ranking(
+            tuple(
+                RankedPod(
+                    i,
+                    f.namespace,
+                    f.pod,
+                    ranked.uid,
+                    ranked.qos_class,
+                    f.priority,
+                    f.has_stats,
+                    f.exceeds_request,
+                    _int(f.usage),
+                    _int(f.request),
+                    _int(f.usage_above_request),
+                    f.process_count,
+                    f.critical,
+                    rank_reason(f),
+                )
+                for i, (f, ranked) in enumerate(zip(facts, result.ranking, strict=True), 1)
+            ),
+            pod.uid,
+            threshold.signal,
+        )
     owner_kind, owner_name = _owner(pod)
     comes_back, impact = owner_impact(owner_kind, owner_name)
     return Eviction(
-        id=eviction_id, node=p.node, tick=p.tick, time=p.time, namespace=pod.namespace, pod=pod.name,
-        uid=pod.uid, owner_kind=owner_kind, owner_name=owner_name, qos=pod.qos_class, priority=pod_priority(pod),
-        cause=eviction.cause, signal=threshold.signal if threshold else None,
-        hard=threshold.is_hard if threshold else None, observed_available=observed,
-        threshold_value=threshold_value, grace_period_override=eviction.grace_period_override,
-        message=eviction.message, annotations=dict(eviction.annotations), ranking=ranking,
-        comes_back=comes_back, impact=impact,
+        id=eviction_id,
+        node=p.node,
+        tick=p.tick,
+        time=p.time,
+        namespace=pod.namespace,
+        pod=pod.name,
+        uid=pod.uid,
+        owner_kind=owner_kind,
+        owner_name=owner_name,
+        qos=pod.qos_class,
+        priority=pod_priority(pod),
+        cause=eviction.cause,
+        signal=threshold.signal if threshold else None,
+        hard=threshold.is_hard if threshold else None,
+        observed_available=observed,
+        threshold_value=threshold_value,
+        grace_period_override=eviction.grace_period_override,
+        message=eviction.message,
+        annotations=dict(eviction.annotations),
+        ranking=ranking,
+        comes_back=comes_back,
+        impact=impact,
     )
 
 
@@ -215,10 +257,17 @@ class NodeAccumulator:
         for condition in conditions:
             self.open.setdefault(condition, (when, tick))
 
-    def _close(self, condition: str, start: datetime, start_tick: int, end: datetime | None,
-               end_tick: int | None) -> None:
-        for name, value in (("node", self.node), ("condition", condition), ("from", start), ("to", end),
-                            ("from_tick", start_tick), ("to_tick", end_tick)):
+    def _close(
+        self, condition: str, start: datetime, start_tick: int, end: datetime | None, end_tick: int | None
+    ) -> None:
+        for name, value in (
+            ("node", self.node),
+            ("condition", condition),
+            ("from", start),
+            ("to", end),
+            ("from_tick", start_tick),
+            ("to_tick", end_tick),
+        ):
             self._cond_rows[name].append(value)
 
     def evicted(self, p: Pass, run: NodeRun, eviction: KubeletEviction) -> Eviction:
@@ -238,10 +287,24 @@ class NodeAccumulator:
         overcommit = _spooled(_concat(self.over_frames, OVERCOMMIT_SCHEMA), spool)
         self.signal_frames, self.over_frames = [], []
         return NodePartial(
-            self.node, run.settings, run.topology, run.topology_source,
-            None if thresholds is None else list(thresholds), run.gaps, run.counterfactual_removed, self.passes,
-            dict(self.reasons), self.errors, self.first, self.last, self.first_eviction, self.evictions,
-            signals, pl.DataFrame(self._cond_rows, schema=CONDITIONS_SCHEMA), overcommit)
+            self.node,
+            run.settings,
+            run.topology,
+            run.topology_source,
+            None if thresholds is None else list(thresholds),
+            run.gaps,
+            run.counterfactual_removed,
+            self.passes,
+            dict(self.reasons),
+            self.errors,
+            self.first,
+            self.last,
+            self.first_eviction,
+            self.evictions,
+            signals,
+            pl.DataFrame(self._cond_rows, schema=CONDITIONS_SCHEMA),
+            overcommit,
+        )
 
 
 def _concat(frames: list[pl.DataFrame], schema: pl.Schema) -> pl.DataFrame:
@@ -296,11 +359,16 @@ class ReferenceNode:
         totals = [self._pod_totals(pod) for pod in p.candidates]
         cols = self._overcommit
         for resource in OVERCOMMIT_RESOURCES:
-            for name, value in (("node", p.node), ("tick", p.tick), ("time", p.time), ("resource", resource),
-                                ("requests", sum(t.requests.get(resource, 0) for t in totals)),
-                                ("limits", sum(t.limits.get(resource, 0) for t in totals)),
-                                ("allocatable", self.allocatable.get(resource)),
-                                ("pods_without_limit", sum(1 for t in totals if resource in t.unbounded))):
+            for name, value in (
+                ("node", p.node),
+                ("tick", p.tick),
+                ("time", p.time),
+                ("resource", resource),
+                ("requests", sum(t.requests.get(resource, 0) for t in totals)),
+                ("limits", sum(t.limits.get(resource, 0) for t in totals)),
+                ("allocatable", self.allocatable.get(resource)),
+                ("pods_without_limit", sum(1 for t in totals if resource in t.unbounded)),
+            ):
                 cols[name].append(value)
 
     def _add_signals(self, p: Pass) -> None:
@@ -311,7 +379,8 @@ class ReferenceNode:
         for signal, obs in p.result.observations.items():
             available, capacity = _int(obs.available), _int(obs.capacity)
             on_signal: list[tuple[int | None, Threshold | None]] = [
-                (i, t) for i, t in enumerate(thresholds) if t.signal == signal]
+                (i, t) for i, t in enumerate(thresholds) if t.signal == signal
+            ]
             for tid, t in on_signal or [(None, None)]:
                 cols["node"].append(p.node)
                 cols["tick"].append(p.tick)
@@ -321,7 +390,8 @@ class ReferenceNode:
                 cols["capacity"].append(capacity)
                 cols["threshold_id"].append(tid)
                 cols["threshold_value"].append(
-                    None if t is None else get_threshold_quantity(t.value, obs.capacity).int_value())
+                    None if t is None else get_threshold_quantity(t.value, obs.capacity).int_value()
+                )
                 cols["met"].append(None if t is None else t in met)
                 cols["actionable"].append(None if t is None else t in actionable)
 
@@ -369,20 +439,35 @@ class ResultBuilder:
         for p in self._partials:
             cfg = p.settings.config
             thresholds = p.thresholds if p.thresholds is not None else list(cfg.thresholds)
-            nodes.append(NodeResult(
-                node=p.node, kubelet_version=p.settings.profile.version, version_source=p.settings.version_source,
-                platform=p.settings.platform, dedicated_image_fs=p.topology.dedicated_image_fs,
-                split_container_image_fs=p.topology.split_container_image_fs,
-                topology_source=p.topology_source or "no data", config_source=cfg.source,
-                settings_sources=dict(cfg.sources), thresholds=threshold_settings(thresholds),
-                pressure_transition_period_ns=cfg.pressure_transition_period,
-                max_pod_grace_period_s=cfg.max_pod_grace_period_seconds, passes=p.passes, gaps=p.gaps,
-                errors=tuple(dict.fromkeys(p.errors)), reasons=dict(p.reasons),
-                first_time=p.first, last_time=p.last,
-                overcommit_lead_s=({} if p.first_eviction is None else overcommit_lead(
-                    p.overcommit.collect().iter_rows(named=True), p.first_eviction)),
-                horizon=parted.get(p.node, (None, ""))[0], horizon_reason=parted.get(p.node, (None, ""))[1],
-            ))
+            nodes.append(
+                NodeResult(
+                    node=p.node,
+                    kubelet_version=p.settings.profile.version,
+                    version_source=p.settings.version_source,
+                    platform=p.settings.platform,
+                    dedicated_image_fs=p.topology.dedicated_image_fs,
+                    split_container_image_fs=p.topology.split_container_image_fs,
+                    topology_source=p.topology_source or "no data",
+                    config_source=cfg.source,
+                    settings_sources=dict(cfg.sources),
+                    thresholds=threshold_settings(thresholds),
+                    pressure_transition_period_ns=cfg.pressure_transition_period,
+                    max_pod_grace_period_s=cfg.max_pod_grace_period_seconds,
+                    passes=p.passes,
+                    gaps=p.gaps,
+                    errors=tuple(dict.fromkeys(p.errors)),
+                    reasons=dict(p.reasons),
+                    first_time=p.first,
+                    last_time=p.last,
+                    overcommit_lead_s=(
+                        {}
+                        if p.first_eviction is None
+                        else overcommit_lead(p.overcommit.collect().iter_rows(named=True), p.first_eviction)
+                    ),
+                    horizon=parted.get(p.node, (None, ""))[0],
+                    horizon_reason=parted.get(p.node, (None, ""))[1],
+                )
+            )
         settings = {**self.request.describe(), "digest": settings_digest([p.settings for p in self._partials])}
         extra = [*getattr(rec, "notes", [])]
         extra += [f"recording source ({rec.manifest.source}): {note}" for note in rec.manifest.notes]
@@ -390,17 +475,24 @@ class ResultBuilder:
         for p in self._partials:
             stale, missing = unfresh.get(p.node, (0, 0))
             if stale or missing:
-                extra.append(f"{p.node}: the recorder had no fresh pod list at {stale + missing} of its passes "
-                             f"({stale} stale, {missing} missing): the pods in force there are the last ones listed, "
-                             "so a pod started or gone since may be missing from, or still in, the ranking")
+                extra.append(
+                    f"{p.node}: the recorder had no fresh pod list at {stale + missing} of its passes "
+                    f"({stale} stale, {missing} missing): the pods in force there are the last ones listed, "
+                    "so a pod started or gone since may be missing from, or still in, the ranking"
+                )
         if rec.manifest.source == "scenario":
-            extra.append("a scenario recording: its 'real' evictions are those the scenario's own kubelet made in the "
-                         "closed loop that generated it (evicted pods stop using anything from then on)")
+            extra.append(
+                "a scenario recording: its 'real' evictions are those the scenario's own kubelet made in the "
+                "closed loop that generated it (evicted pods stop using anything from then on)"
+            )
         base_notes: tuple[str, ...] = NOTES
         if self.request.counterfactual:
             removed = sum(p.counterfactual_removed for p in self._partials)
-            base_notes = (NOTES[0], f"{COUNTERFACTUAL_NOTE}; {removed} pod stats entries removed from later summaries",
-                          *NOTES[2:])
+            base_notes = (
+                NOTES[0],
+                f"{COUNTERFACTUAL_NOTE}; {removed} pod stats entries removed from later summaries",
+                *NOTES[2:],
+            )
         # the kernel's side (issue 17): its recorded kills, Ready transitions, memory gone between two passes
         signals = _concat_lazy([p.signals for p in self._partials], SIGNALS_SCHEMA)
         names = [p.node for p in self._partials]
@@ -408,14 +500,22 @@ class ResultBuilder:
         races = too_fast(signals, nodes, kills)
         nodes = [replace(n, too_fast=races.get(n.node, ())) for n in nodes]
         return ReplayResult(
-            recording=str(rec.root), interval_seconds=interval, settings=settings, nodes=tuple(nodes),
-            evictions=evictions, matches=matches,
+            recording=str(rec.root),
+            interval_seconds=interval,
+            settings=settings,
+            nodes=tuple(nodes),
+            evictions=evictions,
+            matches=matches,
             notes=(*base_notes, *extra, *notes),
             signals=signals,
             conditions=_concat([p.conditions for p in self._partials], CONDITIONS_SCHEMA).sort(
-                "node", "from", "condition"),
-            overcommit=overcommit, spool=self.spool, admission_rejections=tuple(admission_rejections(rec)),
-            kernel_kills=kills, ready_transitions=ready_transitions(rec, names),
+                "node", "from", "condition"
+            ),
+            overcommit=overcommit,
+            spool=self.spool,
+            admission_rejections=tuple(admission_rejections(rec)),
+            kernel_kills=kills,
+            ready_transitions=ready_transitions(rec, names),
         )
 
 
@@ -439,19 +539,23 @@ def horizons(matches: Sequence[Match], evictions: Sequence[Eviction]) -> dict[st
                 continue
             e = by_id[m.predicted_id]
             assert r.time is not None  # within_interval is False only when both times are known
-            part(e.node, min(e.time, r.time), f"the replay evicts {e.namespace}/{e.pod} at "
-                 f"{e.time.isoformat()}, the recording at {r.time.isoformat()}")
+            part(
+                e.node,
+                min(e.time, r.time),
+                f"the replay evicts {e.namespace}/{e.pod} at "
+                f"{e.time.isoformat()}, the recording at {r.time.isoformat()}",
+            )
         elif r.node and r.time is not None:
-            part(r.node, r.time, f"the recording shows {r.namespace}/{r.pod} evicted, which the replay does not "
-                 "evict")
+            part(r.node, r.time, f"the recording shows {r.namespace}/{r.pod} evicted, which the replay does not evict")
     for e in evictions:
         if e.id not in agreed:
             part(e.node, e.time, f"the replay evicts {e.namespace}/{e.pod}, which the recording does not show evicted")
     return out
 
 
-def assemble(rec: Recording, request: SettingsRequest, partials: Iterable[NodePartial],
-             notes: Iterable[str] = ()) -> ReplayResult:
+def assemble(
+    rec: Recording, request: SettingsRequest, partials: Iterable[NodePartial], notes: Iterable[str] = ()
+) -> ReplayResult:
     builder = ResultBuilder(rec, request)
     for p in partials:
         builder.add(p)

@@ -18,11 +18,24 @@ import polars as pl
 from replay.results import TIME, Eviction, ReplayResult, _schema
 from replay.views import pressure_seconds
 
-COMPARE_SCHEMA = _schema({
-    "variant": pl.Int32, "label": pl.String, "node": pl.String, "namespace": pl.String, "pod": pl.String,
-    "uid": pl.String, "evicted": pl.Boolean, "time": TIME, "cause": pl.String, "message": pl.String,
-    "comes_back": pl.Boolean, "impact": pl.String, "matches_real": pl.Boolean, "differs": pl.Boolean,
-})
+COMPARE_SCHEMA = _schema(
+    {
+        "variant": pl.Int32,
+        "label": pl.String,
+        "node": pl.String,
+        "namespace": pl.String,
+        "pod": pl.String,
+        "uid": pl.String,
+        "evicted": pl.Boolean,
+        "time": TIME,
+        "cause": pl.String,
+        "message": pl.String,
+        "comes_back": pl.Boolean,
+        "impact": pl.String,
+        "matches_real": pl.Boolean,
+        "differs": pl.Boolean,
+    }
+)
 """One row per variant × pod any variant evicts (its first eviction in that variant)."""
 
 PodKey = tuple[str, str, str]
@@ -109,11 +122,16 @@ def _first_by_pod(result: ReplayResult) -> dict[PodKey, Eviction]:
 def summarize(index: int, result: ReplayResult) -> VariantSummary:
     first = _first_by_pod(result)
     return VariantSummary(
-        index=index, label=str(result.settings.get("label", f"variant {index}")), settings=dict(result.settings),
+        index=index,
+        label=str(result.settings.get("label", f"variant {index}")),
+        settings=dict(result.settings),
         kubelet_versions=tuple(dict.fromkeys(n.kubelet_version for n in result.nodes)),
-        evictions=len(result.evictions), pods_evicted=len(first),
-        first_eviction=min((e.time for e in result.evictions), default=None), pressure_s=_pressure(result),
-        real=len(result.matches), matched=sum(1 for m in result.matches if m.same_pod),
+        evictions=len(result.evictions),
+        pods_evicted=len(first),
+        first_eviction=min((e.time for e in result.evictions), default=None),
+        pressure_s=_pressure(result),
+        real=len(result.matches),
+        matched=sum(1 for m in result.matches if m.same_pod),
         matched_exact=sum(1 for m in result.matches if m.same_message),
         not_coming_back=sum(1 for e in first.values() if e.comes_back is False),
         horizons={n.node: (n.horizon, n.horizon_reason) for n in result.nodes if n.horizon is not None},
@@ -126,26 +144,35 @@ def compare(results: Sequence[ReplayResult]) -> Comparison:
     if not results:
         raise ValueError("compare needs at least one result")
     firsts = [_first_by_pod(r) for r in results]
-    keys = sorted({k for f in firsts for k in f},
-                  key=lambda k: (min(f[k].time for f in firsts if k in f), k))
+    keys = sorted({k for f in firsts for k in f}, key=lambda k: (min(f[k].time for f in firsts if k in f), k))
     real_ids = [{m.predicted_id for m in r.matches if m.same_pod} for r in results]
     pods = []
     rows: dict[str, list[Any]] = {name: [] for name in COMPARE_SCHEMA.names()}
     for key in keys:
         per = tuple(f.get(key) for f in firsts)
         present = [e for e in per if e is not None]
-        differs = (len(present) != len(per) or len({e.time for e in present}) > 1
-                   or len({e.message for e in present}) > 1)
+        differs = (
+            len(present) != len(per) or len({e.time for e in present}) > 1 or len({e.message for e in present}) > 1
+        )
         some = present[0]
         if differs:
             pods.append(PodOutcome(key[0], key[1], key[2], some.node, per, some.comes_back, some.impact))
         for i, e in enumerate(per):
             for name, value in (
-                ("variant", i), ("label", str(results[i].settings.get("label", ""))), ("node", some.node),
-                ("namespace", key[0]), ("pod", key[1]), ("uid", key[2]), ("evicted", e is not None),
-                ("time", e.time if e else None), ("cause", e.cause if e else None),
-                ("message", e.message if e else None), ("comes_back", some.comes_back), ("impact", some.impact),
-                ("matches_real", e is not None and e.id in real_ids[i]), ("differs", differs),
+                ("variant", i),
+                ("label", str(results[i].settings.get("label", ""))),
+                ("node", some.node),
+                ("namespace", key[0]),
+                ("pod", key[1]),
+                ("uid", key[2]),
+                ("evicted", e is not None),
+                ("time", e.time if e else None),
+                ("cause", e.cause if e else None),
+                ("message", e.message if e else None),
+                ("comes_back", some.comes_back),
+                ("impact", some.impact),
+                ("matches_real", e is not None and e.id in real_ids[i]),
+                ("differs", differs),
             ):
                 rows[name].append(value)
     return Comparison(
@@ -163,23 +190,48 @@ def _time(value: datetime | None) -> str | None:
 def to_document(c: Comparison) -> dict[str, Any]:
     """``compare.json``: the variants and the pods that differ (the long form is ``compare.parquet``)."""
     return {
-        "format": "evictlens-whatif", "schema_version": 1, "recording": c.recording,
-        "variants": [{
-            "index": v.index, "label": v.label, "settings": dict(v.settings),
-            "kubelet_versions": list(v.kubelet_versions),
-            "evictions": v.evictions, "pods_evicted": v.pods_evicted, "first_eviction": _time(v.first_eviction),
-            "pressure_s": dict(v.pressure_s), "real": v.real, "matched": v.matched, "matched_exact": v.matched_exact,
-            "not_coming_back": v.not_coming_back, "closed_loop": v.closed_loop,
-            "as_recorded_until": _time(v.as_recorded_until),
-            "horizons": [{"node": node, "as_recorded_until": _time(t), "reason": why}
-                         for node, (t, why) in sorted(v.horizons.items(), key=lambda kv: (kv[1][0], kv[0]))],
-        } for v in c.variants],
-        "pods": [{
-            "namespace": p.namespace, "pod": p.pod, "uid": p.uid, "node": p.node, "comes_back": p.comes_back,
-            "impact": p.impact, "messages_differ": p.messages_differ,
-            "variants": [None if e is None else {"time": _time(e.time), "cause": e.cause, "message": e.message}
-                         for e in p.evictions],
-        } for p in c.pods],
+        "format": "evictlens-whatif",
+        "schema_version": 1,
+        "recording": c.recording,
+        "variants": [
+            {
+                "index": v.index,
+                "label": v.label,
+                "settings": dict(v.settings),
+                "kubelet_versions": list(v.kubelet_versions),
+                "evictions": v.evictions,
+                "pods_evicted": v.pods_evicted,
+                "first_eviction": _time(v.first_eviction),
+                "pressure_s": dict(v.pressure_s),
+                "real": v.real,
+                "matched": v.matched,
+                "matched_exact": v.matched_exact,
+                "not_coming_back": v.not_coming_back,
+                "closed_loop": v.closed_loop,
+                "as_recorded_until": _time(v.as_recorded_until),
+                "horizons": [
+                    {"node": node, "as_recorded_until": _time(t), "reason": why}
+                    for node, (t, why) in sorted(v.horizons.items(), key=lambda kv: (kv[1][0], kv[0]))
+                ],
+            }
+            for v in c.variants
+        ],
+        "pods": [
+            {
+                "namespace": p.namespace,
+                "pod": p.pod,
+                "uid": p.uid,
+                "node": p.node,
+                "comes_back": p.comes_back,
+                "impact": p.impact,
+                "messages_differ": p.messages_differ,
+                "variants": [
+                    None if e is None else {"time": _time(e.time), "cause": e.cause, "message": e.message}
+                    for e in p.evictions
+                ],
+            }
+            for p in c.pods
+        ],
     }
 
 

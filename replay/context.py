@@ -15,15 +15,22 @@ from replay.settings import DEFAULT_VERSION, resolve_profile
 
 __all__ = ["DEFAULT_VERSION", "active_pods", "infer_topology", "pods_from_summary", "resolve_profile"]
 
+
 def pods_from_summary(raw_summary: Mapping[str, Any], source: str) -> tuple[Pod, ...]:
     """Without a pods file, build pods from the summary's podRefs and container names alone."""
     pods = []
     for entry in raw_summary.get("pods") or []:
         ref = entry.get("podRef") or {}
-        pods.append({
-            "metadata": {"name": ref.get("name", ""), "namespace": ref.get("namespace", ""), "uid": ref.get("uid", "")},
-            "spec": {"containers": [{"name": c.get("name", "")} for c in entry.get("containers") or []]},
-        })
+        pods.append(
+            {
+                "metadata": {
+                    "name": ref.get("name", ""),
+                    "namespace": ref.get("namespace", ""),
+                    "uid": ref.get("uid", ""),
+                },
+                "spec": {"containers": [{"name": c.get("name", "")} for c in entry.get("containers") or []]},
+            }
+        )
     return parse_pods({"kind": "PodList", "items": pods}, source=f"{source} (pods built from the summary)")
 
 
@@ -50,6 +57,7 @@ def infer_topology(summary: Summary) -> tuple[FsTopology, str]:
 def active_pods(pods: Sequence[Pod], node_name: str) -> list[Pod]:
     """Pods the kubelet would consider active: on this node and not in a terminal phase."""
     return [
-        p for p in pods
+        p
+        for p in pods
         if p.phase not in ("Succeeded", "Failed") and (not node_name or not p.node_name or p.node_name == node_name)
     ]

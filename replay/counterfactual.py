@@ -162,9 +162,15 @@ def remove_pods(
         return out, ()
     out["pods"] = keep
     node = out.setdefault("node", {})
-    free_node_disk(node, sum(f.nodefs_bytes for f in freed), sum(f.nodefs_inodes for f in freed),
-                   sum(f.rootfs_bytes for f in freed), sum(f.rootfs_inodes for f in freed),
-                   sum(f.processes for f in freed), topology)
+    free_node_disk(
+        node,
+        sum(f.nodefs_bytes for f in freed),
+        sum(f.nodefs_inodes for f in freed),
+        sum(f.rootfs_bytes for f in freed),
+        sum(f.rootfs_inodes for f in freed),
+        sum(f.processes for f in freed),
+        topology,
+    )
     return out, tuple(freed)
 
 
@@ -198,14 +204,25 @@ def layers_on_nodefs(topology: FsTopology) -> bool:
     return not topology.dedicated_image_fs or topology.split_container_image_fs
 
 
-def free_node_disk(node: dict[str, Any], logs_volumes_bytes: int, logs_volumes_inodes: int, layers_bytes: int,
-                   layers_inodes: int, processes: int, topology: FsTopology) -> None:
+def free_node_disk(
+    node: dict[str, Any],
+    logs_volumes_bytes: int,
+    logs_volumes_inodes: int,
+    layers_bytes: int,
+    layers_inodes: int,
+    processes: int,
+    topology: FsTopology,
+) -> None:
     """Give the removed pods' disk and processes back to the node part of a summary, in place: once per
     summary that had a removed entry (the capacity clamps apply even when nothing was used)."""
     on_nodefs = layers_on_nodefs(topology)
-    amounts = {NODEFS: (logs_volumes_bytes + (layers_bytes if on_nodefs else 0),
-                        logs_volumes_inodes + (layers_inodes if on_nodefs else 0)),
-               LAYERS: (layers_bytes, layers_inodes)}
+    amounts = {
+        NODEFS: (
+            logs_volumes_bytes + (layers_bytes if on_nodefs else 0),
+            logs_volumes_inodes + (layers_inodes if on_nodefs else 0),
+        ),
+        LAYERS: (layers_bytes, layers_inodes),
+    }
     runtime = node.get("runtime") or {}
     for name, share in fs_shares(topology).items():
         fs = node.get("fs") if name == "fs" else runtime.get(name)
@@ -215,10 +232,12 @@ def free_node_disk(node: dict[str, Any], logs_volumes_bytes: int, logs_volumes_i
         rlimit["curproc"] = max(0, rlimit["curproc"] - processes)
 
 
-NOTE = ("--counterfactual: from the pass after each predicted eviction the pod's recorded usage is taken off its "
-        "node's signals (memory at once, its writable layers, logs and emptyDir volumes from the filesystems they "
-        "live on, its processes) and its stats are dropped; the replay no longer shows what really happened "
-        "afterwards (replay/COUNTERFACTUAL.md)")
+NOTE = (
+    "--counterfactual: from the pass after each predicted eviction the pod's recorded usage is taken off its "
+    "node's signals (memory at once, its writable layers, logs and emptyDir volumes from the filesystems they "
+    "live on, its processes) and its stats are dropped; the replay no longer shows what really happened "
+    "afterwards (replay/COUNTERFACTUAL.md)"
+)
 
 
 def disk_emptydirs(pod: Pod) -> tuple[str, ...]:
@@ -272,8 +291,13 @@ def _take_fs(fs: dict[str, Any] | None, nbytes: int, inodes: int) -> None:
             fs["inodesUsed"] += inodes
 
 
-def hold_pods(summary: Mapping[str, Any], held: Mapping[str, Mapping[str, Any]], topology: FsTopology, *,
-              emptydir_volumes: Mapping[str, Collection[str]] | None = None) -> dict[str, Any]:
+def hold_pods(
+    summary: Mapping[str, Any],
+    held: Mapping[str, Mapping[str, Any]],
+    topology: FsTopology,
+    *,
+    emptydir_volumes: Mapping[str, Collection[str]] | None = None,
+) -> dict[str, Any]:
     """``summary`` as it would read had the pods ``held`` (UID → their last recorded stats entry) kept running
     at that usage: each entry back in ``pods`` and its usage charged to the node, by the same routing
     :func:`remove_pods` frees it (memory to the node and the ``pods`` container, writable layers, logs and disk
@@ -297,8 +321,10 @@ def hold_pods(summary: Mapping[str, Any], held: Mapping[str, Mapping[str, Any]],
     on_nodefs = layers_on_nodefs(topology)
     logs_b, logs_i = sum(f.nodefs_bytes for f in taken), sum(f.nodefs_inodes for f in taken)
     root_b, root_i = sum(f.rootfs_bytes for f in taken), sum(f.rootfs_inodes for f in taken)
-    amounts = {NODEFS: (logs_b + (root_b if on_nodefs else 0), logs_i + (root_i if on_nodefs else 0)),
-               LAYERS: (root_b, root_i)}
+    amounts = {
+        NODEFS: (logs_b + (root_b if on_nodefs else 0), logs_i + (root_i if on_nodefs else 0)),
+        LAYERS: (root_b, root_i),
+    }
     runtime = node.get("runtime") or {}
     for name, share in fs_shares(topology).items():
         _take_fs(node.get("fs") if name == "fs" else runtime.get(name), *amounts[share])
@@ -308,9 +334,11 @@ def hold_pods(summary: Mapping[str, Any], held: Mapping[str, Mapping[str, Any]],
     return out
 
 
-HELD_NOTE = ("held (modelled): a pod the recording shows evicted that this variant had not evicted by then is kept "
-             "running at its last recorded usage (its last stats entry before it disappeared) from its real eviction "
-             "on, charged to its node's signals and back among the candidates (replay/COUNTERFACTUAL.md)")
+HELD_NOTE = (
+    "held (modelled): a pod the recording shows evicted that this variant had not evicted by then is kept "
+    "running at its last recorded usage (its last stats entry before it disappeared) from its real eviction "
+    "on, charged to its node's signals and back among the candidates (replay/COUNTERFACTUAL.md)"
+)
 
 
 def held_by(rec: Recording, node: str, evictions: Iterable[Eviction]) -> list[str]:
@@ -323,16 +351,28 @@ def held_by(rec: Recording, node: str, evictions: Iterable[Eviction]) -> list[st
     return [uid for uid, when in really_evicted(rec, node).items() if uid not in made or made[uid] > when]
 
 
-def hold_real_evictions(rec: Recording, requests: Sequence[SettingsRequest], names: Sequence[str],
-                        partials: list[list[NodePartial]], *, rerun: bool, spool: Path | None = None,
-                        frames: bool = True) -> list[list[str]]:
+def hold_real_evictions(
+    rec: Recording,
+    requests: Sequence[SettingsRequest],
+    names: Sequence[str],
+    partials: list[list[NodePartial]],
+    *,
+    rerun: bool,
+    spool: Path | None = None,
+    frames: bool = True,
+) -> list[list[str]]:
     """For each counterfactual request, the nodes with a real eviction it does not make: with ``rerun`` (the
     columnar path, which does not model the hold) those nodes are replayed again on the per-tick reference,
     whose passes hold the pods (:class:`replay.reference.NodeRun`), their partials replaced in place. Returns
     each request's notes."""
     notes: list[list[str]] = [[] for _ in requests]
-    affected = [(i, j) for i, request in enumerate(requests) if request.counterfactual
-                for j, p in enumerate(partials[i]) if held_by(rec, p.node, p.evictions)]
+    affected = [
+        (i, j)
+        for i, request in enumerate(requests)
+        if request.counterfactual
+        for j, p in enumerate(partials[i])
+        if held_by(rec, p.node, p.evictions)
+    ]
     if not affected:
         return notes
     if rerun:

@@ -31,11 +31,22 @@ from replay.settings import SettingsRequest
 if TYPE_CHECKING:
     from replay.collect import NodePartial
 
-__all__ = ["Moment", "MomentPass", "NodeRun", "Pass", "moment", "replay", "replay_recording", "select_nodes",
-           "total_passes"]
+__all__ = [
+    "Moment",
+    "MomentPass",
+    "NodeRun",
+    "Pass",
+    "moment",
+    "replay",
+    "replay_recording",
+    "select_nodes",
+    "total_passes",
+]
 
-NO_FRAMES = ("signals, overcommit, overcommit lead and the too-fast-for-the-loop moments were not computed for this "
-             "run (a comparison needs only the evictions, counts and conditions)")
+NO_FRAMES = (
+    "signals, overcommit, overcommit lead and the too-fast-for-the-loop moments were not computed for this "
+    "run (a comparison needs only the evictions, counts and conditions)"
+)
 
 Progress = Callable[[int], None]
 """Called with the number of passes just finished (of the recording, not times the variants)."""
@@ -82,8 +93,19 @@ def replay(
 
             def run(r: Recording, reqs: Sequence[SettingsRequest], ns: Sequence[str]) -> list[ReplayResult]:
                 step, reported[0] = reported[0], None
-                return replay(r, reqs, ns, jobs=jobs, ray=ray, notes=notes, progress=step, reference=reference,
-                              chunk_ticks=chunk_ticks, frames=frames, closed_loop=False)
+                return replay(
+                    r,
+                    reqs,
+                    ns,
+                    jobs=jobs,
+                    ray=ray,
+                    notes=notes,
+                    progress=step,
+                    reference=reference,
+                    chunk_ticks=chunk_ticks,
+                    frames=frames,
+                    closed_loop=False,
+                )
 
             return closed_loop_replay(rec, requests, select_nodes(rec, names), run)
 
@@ -104,8 +126,9 @@ def replay(
     elif chunk_ticks is not None:
         from replay.fast.driver import replay_nodes
 
-        partials = replay_nodes(rec, requests, names, chunk_ticks=chunk_ticks, on_node=progress, spool=where,
-                                frames=frames)
+        partials = replay_nodes(
+            rec, requests, names, chunk_ticks=chunk_ticks, on_node=progress, spool=where, frames=frames
+        )
     else:
         from replay.fast.parallel import partials_parallel
 
@@ -114,8 +137,9 @@ def replay(
     if any(r.counterfactual for r in requests):  # pods really evicted that a variant keeps: held, on the reference
         from replay.counterfactual import hold_real_evictions
 
-        held = hold_real_evictions(rec, requests, names, partials, rerun=not reference,
-                                   spool=None if ray is not None else where, frames=frames)
+        held = hold_real_evictions(
+            rec, requests, names, partials, rerun=not reference, spool=None if ray is not None else where, frames=frames
+        )
     results = []
     for request, parts, kept in zip(requests, partials, held, strict=True):
         builder = ResultBuilder(rec, request, spool=spool)
@@ -125,8 +149,14 @@ def replay(
     return results
 
 
-def _reference(rec: Recording, requests: Sequence[SettingsRequest], names: Sequence[str],
-               progress: Progress | None, spool: Path, frames: bool) -> list[list[NodePartial]]:
+def _reference(
+    rec: Recording,
+    requests: Sequence[SettingsRequest],
+    names: Sequence[str],
+    progress: Progress | None,
+    spool: Path,
+    frames: bool,
+) -> list[list[NodePartial]]:
     from recordings.pod_timeline import index_pods_by_node
     from replay.collect import ReferenceNode
     from replay.reference import NodeRun
@@ -182,8 +212,9 @@ class Moment:
         try:
             when = datetime.fromisoformat(at.replace("Z", "+00:00"))
         except ValueError:
-            raise InputError(f"expected an RFC 3339 time such as 2024-05-20T10:15:20Z or 'first-eviction', got {at!r}",
-                             field="--at") from None
+            raise InputError(
+                f"expected an RFC 3339 time such as 2024-05-20T10:15:20Z or 'first-eviction', got {at!r}", field="--at"
+            ) from None
         if when.tzinfo is None:
             raise InputError(f"give a time zone (e.g. {at}Z)", field="--at")
         return cls(at=when)
@@ -206,8 +237,7 @@ class MomentPass:
     """What the user should know about the moment asked for (after the end, a gap)."""
 
 
-def moment(rec: Recording, request: SettingsRequest, node: str | None, at: Moment, *,
-           jobs: int = 1) -> MomentPass:
+def moment(rec: Recording, request: SettingsRequest, node: str | None, at: Moment, *, jobs: int = 1) -> MomentPass:
     """Replay one node up to a moment (one node's columns, the reference manager at that pass only).
 
     Without a node only ``first-eviction`` is allowed: the engine replays every node to find which evicts
@@ -217,8 +247,9 @@ def moment(rec: Recording, request: SettingsRequest, node: str | None, at: Momen
 
     names = [node] if node else rec.nodes()
     if node is None and not at.first_eviction and len(names) > 1:
-        raise InputError(f"the recording has {len(names)} nodes; say which with --node ({', '.join(names)})",
-                         field="--node")
+        raise InputError(
+            f"the recording has {len(names)} nodes; say which with --node ({', '.join(names)})", field="--node"
+        )
     names = select_nodes(rec, names)
     if node is None and len(names) > 1:
         (result,) = replay(rec, [request], names, jobs=jobs)
@@ -227,20 +258,29 @@ def moment(rec: Recording, request: SettingsRequest, node: str | None, at: Momen
         names = [min(result.evictions, key=lambda e: (to_micros(e.time), e.id)).node]
     pods = index_pods_by_node(pods_of_nodes(rec.scan_objects(), names[:1]))
     run, found = replay_node_until(
-        rec, request, names[0], pods, until_tick=at.tick, first_eviction=at.first_eviction,
-        until_us=None if at.at is None else to_micros(at.at))
+        rec,
+        request,
+        names[0],
+        pods,
+        until_tick=at.tick,
+        first_eviction=at.first_eviction,
+        until_us=None if at.at is None else to_micros(at.at),
+    )
     last = run.ticks[-1].index if run.ticks else None
     if at.tick is not None and last is not None and at.tick > last:
-        raise InputError(f"tick {at.tick} is past the end of the recording: {names[0]}'s last tick is {last}",
-                         field="--tick")
+        raise InputError(
+            f"tick {at.tick} is past the end of the recording: {names[0]}'s last tick is {last}", field="--tick"
+        )
     if found is None:
         if at.first_eviction:
             raise InputError("the replay predicts no eviction" + (f" on {node}" if node else ""), field="--at")
         raise InputError(f"no recorded pass of {names[0]} at or before {at.describe()}", field="--at")
     notes: tuple[str, ...] = ()
     if at.at is not None and run.ticks and to_micros(at.at) > to_micros(run.ticks[-1].time):
-        notes = (f"{at.describe()} is after the recording ends ({names[0]}'s last tick started at "
-                 f"{run.ticks[-1].time.isoformat()}): this is its last pass",)
+        notes = (
+            f"{at.describe()} is after the recording ends ({names[0]}'s last tick started at "
+            f"{run.ticks[-1].time.isoformat()}): this is its last pass",
+        )
     elif at.tick is not None and found.tick != at.tick:
         notes = (f"tick {at.tick} holds no data for {names[0]} (a gap): this is the last pass before it",)
     return MomentPass(run, found, notes)

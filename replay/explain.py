@@ -135,13 +135,17 @@ def _other_node_notes(summary_node: str, node: Node | None, pods: Sequence[Pod] 
     if not summary_node:
         return out
     if node is not None and node.name and node.name != summary_node:
-        out.append(f"the node object is {node.name}'s but the summary is {summary_node}'s: its version, OS, "
-                   "allocatable and conditions may not be this node's")
+        out.append(
+            f"the node object is {node.name}'s but the summary is {summary_node}'s: its version, OS, "
+            "allocatable and conditions may not be this node's"
+        )
     others = sorted({p.node_name for p in pods or () if p.node_name and p.node_name != summary_node})
     if others:
         count = sum(1 for p in pods or () if p.node_name in others)
-        out.append(f"{count} of the {len(pods or ())} pods given are bound to another node ({', '.join(others)}), "
-                   f"not {summary_node}: left out of this pass")
+        out.append(
+            f"{count} of the {len(pods or ())} pods given are bound to another node ({', '.join(others)}), "
+            f"not {summary_node}: left out of this pass"
+        )
     return out
 
 
@@ -166,18 +170,25 @@ def explain(
     notes.extend(_wrapped_counters(raw_summary))
     notes.extend(_other_node_notes(summary.node.node_name, node, pods))
     if platform is None:
-        platform = (node.os, "from the node object") if node is not None and node.os else (
-            "linux", "assumed (no node object or pod names the OS)")
+        platform = (
+            (node.os, "from the node object")
+            if node is not None and node.os
+            else ("linux", "assumed (no node object or pod names the OS)")
+        )
     node_os = platform[0]
     if platform[1] != "from the node object":
         notes.append(f"platform {node_os} {platform[1]}")
     if node_os == "windows":
-        notes.append("Windows node: memory.available comes from the windows-global-commit-memory system container "
-                     "(commit charge), as in helpers_windows.go")
+        notes.append(
+            "Windows node: memory.available comes from the windows-global-commit-memory system container "
+            "(commit charge), as in helpers_windows.go"
+        )
         if not any(c.name == "windows-global-commit-memory" for c in summary.node.system_containers):
-            notes.append("this Windows summary has no windows-global-commit-memory system container (kubelets "
-                         "report it since Windows memory-pressure eviction, PR #122922): no memory.available "
-                         "observation, so memory thresholds are not evaluated")
+            notes.append(
+                "this Windows summary has no windows-global-commit-memory system container (kubelets "
+                "report it since Windows memory-pressure eviction, PR #122922): no memory.available "
+                "observation, so memory thresholds are not evaluated"
+            )
     elif any(c.name == "windows-global-commit-memory" for c in summary.node.system_containers):
         notes.append("the summary looks like a Windows node's: pass --node so the Windows memory signal is used")
     if config is None:
@@ -252,8 +263,16 @@ def _node_facts(node: Node | None) -> tuple[tuple[str, str], ...]:
 def _ranking_facts(result: SyncResult, topology: FsTopology, prof: VersionProfile) -> tuple[RankFacts, ...]:
     if result.threshold_to_reclaim is None or not result.ranking:
         return ()
-    return tuple(rank_facts(result.ranking, result.stats, result.threshold_to_reclaim.signal,
-                            topology.dedicated_image_fs, topology.split_container_image_fs, prof))
+    return tuple(
+        rank_facts(
+            result.ranking,
+            result.stats,
+            result.threshold_to_reclaim.signal,
+            topology.dedicated_image_fs,
+            topology.split_container_image_fs,
+            prof,
+        )
+    )
 
 
 def _summary_time(summary: Summary) -> datetime | None:

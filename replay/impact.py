@@ -28,7 +28,7 @@ CONTROLLERS: Mapping[str, str] = {
     "StatefulSet": "its StatefulSet recreates it under the same name once the Failed pod is deleted",
     "DaemonSet": "its DaemonSet deletes the Failed pod and recreates it on this node",
     "Job": "its Job creates a replacement (counted against backoffLimit unless a podFailurePolicy ignores "
-           "DisruptionTarget)",
+    "DisruptionTarget)",
 }
 
 
@@ -41,8 +41,10 @@ def owner_impact(owner_kind: str | None, owner_name: str | None) -> tuple[bool |
     if owner_kind == "Node":
         return None, "a static pod's mirror: the kubelet, not a controller, decides whether it runs again"
     named = f"{owner_kind} {owner_name}" if owner_name else owner_kind
-    return False, (f"stays Failed unless the operator of {named} handles node-pressure evictions: "
-                   "owned by a custom resource, no built-in controller recreates it")
+    return False, (
+        f"stays Failed unless the operator of {named} handles node-pressure evictions: "
+        "owned by a custom resource, no built-in controller recreates it"
+    )
 
 
 def unbounded(pod: Pod, resource: str) -> bool:
@@ -97,6 +99,7 @@ def decided_by(pod: RankedPod, evicted: RankedPod, signal: str) -> tuple[str, in
     Memory and disk: stats, exceeds request, priority, usage − request; PID: priority, then stats
     and process count (helpers.go).
     """
+
     def stats() -> tuple[str, int | None] | None:
         return ("stats", None) if pod.has_stats != evicted.has_stats else None
 
@@ -107,6 +110,7 @@ def decided_by(pod: RankedPod, evicted: RankedPod, signal: str) -> tuple[str, in
         chain = [priority, stats]
         mine, theirs, name = pod.process_count, evicted.process_count, "processes"
     else:
+
         def exceeds() -> tuple[str, int | None] | None:
             return ("exceeds request", None) if pod.exceeds_request != evicted.exceeds_request else None
 
@@ -140,4 +144,3 @@ def explain_ranking(ranking: tuple[RankedPod, ...], evicted_uid: str, signal: st
             how, margin = decided_by(r, evicted, signal)
             out.append(replace(r, decided_by=how, margin=margin))
     return tuple(out)
-

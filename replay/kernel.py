@@ -38,11 +38,24 @@ def kernel_kills(rec: Recording, nodes: Iterable[str]) -> tuple[KernelKill, ...]
         if row["kind"] not in (OOM_KILLED, SYSTEM_OOM) or row["node"] not in wanted:
             continue
         system = row["kind"] == SYSTEM_OOM
-        out.append(KernelKill(
-            node=row["node"], namespace=None if system else row["namespace"], pod=None if system else row["name"],
-            uid=None if system else row["uid"], container=row["container"], time=row["time"], kind=row["kind"],
-            message=row["message"], victim=row["victim"], pid=row["pid"], exit_code=row["exit_code"],
-            restart_count=row["restart_count"], count=int(row["kills"]), source=row["source"]))
+        out.append(
+            KernelKill(
+                node=row["node"],
+                namespace=None if system else row["namespace"],
+                pod=None if system else row["name"],
+                uid=None if system else row["uid"],
+                container=row["container"],
+                time=row["time"],
+                kind=row["kind"],
+                message=row["message"],
+                victim=row["victim"],
+                pid=row["pid"],
+                exit_code=row["exit_code"],
+                restart_count=row["restart_count"],
+                count=int(row["kills"]),
+                source=row["source"],
+            )
+        )
     return tuple(out)
 
 
@@ -62,21 +75,33 @@ def ready_transitions(rec: Recording, nodes: Iterable[str]) -> tuple[ReadyTransi
     return tuple(out)
 
 
-def too_fast(signals: pl.LazyFrame, nodes: Sequence[NodeResult], kills: Sequence[KernelKill]) -> dict[str, tuple[
-        TooFast, ...]]:
+def too_fast(
+    signals: pl.LazyFrame, nodes: Sequence[NodeResult], kills: Sequence[KernelKill]
+) -> dict[str, tuple[TooFast, ...]]:
     """Per node, each pair of consecutive passes where ``memory.available`` was above every hard threshold (and
     above exhaustion) at the first and exhausted at the second, or a node-wide kernel kill (``SystemOOM``) came
     in between."""
-    hard = pl.DataFrame([(n.node, t.id, True) for n in nodes for t in n.thresholds if t.hard and t.signal == SIGNAL],
-                        schema={"node": pl.String, "threshold_id": pl.Int32, "_hard": pl.Boolean}, orient="row")
-    rows = signals.filter(pl.col("signal") == SIGNAL).select(
-        "node", "tick", "time", "available", "capacity", "threshold_id", "threshold_value").collect()
+    hard = pl.DataFrame(
+        [(n.node, t.id, True) for n in nodes for t in n.thresholds if t.hard and t.signal == SIGNAL],
+        schema={"node": pl.String, "threshold_id": pl.Int32, "_hard": pl.Boolean},
+        orient="row",
+    )
+    rows = (
+        signals.filter(pl.col("signal") == SIGNAL)
+        .select("node", "tick", "time", "available", "capacity", "threshold_id", "threshold_value")
+        .collect()
+    )
     if rows.is_empty():
         return {}
     rows = rows.join(hard, on=["node", "threshold_id"], how="left")
-    passes = rows.with_columns(hard_value=pl.when(pl.col("_hard")).then(pl.col("threshold_value"))).group_by(
-        "node", "tick").agg(pl.col("time").first(), pl.col("available").first(), pl.col("capacity").first(),
-                            pl.col("hard_value").max()).sort("node", "tick")
+    passes = (
+        rows.with_columns(hard_value=pl.when(pl.col("_hard")).then(pl.col("threshold_value")))
+        .group_by("node", "tick")
+        .agg(
+            pl.col("time").first(), pl.col("available").first(), pl.col("capacity").first(), pl.col("hard_value").max()
+        )
+        .sort("node", "tick")
+    )
     by_node: dict[str, list[datetime]] = {}
     for k in kills:  # a container OOMKilled at its own limit says nothing of the node's memory: SystemOOM only
         if k.node is not None and k.kind == SYSTEM_OOM:
@@ -109,7 +134,18 @@ def _race(node: str, a: dict[str, object], b: dict[str, object], kill_times: lis
     end = between[0] if between else b["time"]
     fell = a_avail if between else a_avail - b_avail
     assert isinstance(a["tick"], int) and isinstance(b["tick"], int)
-    return TooFast(node=node, signal=SIGNAL, from_tick=a["tick"], from_time=a["time"], from_available=a_avail,
-                   to_tick=b["tick"], to_time=b["time"], to_available=b_avail, threshold_value=threshold,
-                   exhausted_below=floor, kills=len(between), seconds=(end - a["time"]).total_seconds(),
-                   fell_bytes=fell)
+    return TooFast(
+        node=node,
+        signal=SIGNAL,
+        from_tick=a["tick"],
+        from_time=a["time"],
+        from_available=a_avail,
+        to_tick=b["tick"],
+        to_time=b["time"],
+        to_available=b_avail,
+        threshold_value=threshold,
+        exhausted_below=floor,
+        kills=len(between),
+        seconds=(end - a["time"]).total_seconds(),
+        fell_bytes=fell,
+    )

@@ -27,8 +27,15 @@ def recording_interval(rec: Recording) -> float | None:
 
 
 def _real(row: Mapping[str, Any]) -> RealEviction:
-    return RealEviction(row.get("node"), row.get("namespace"), row.get("name"), row.get("uid"),
-                        row.get("message"), row.get("time") or row.get("observed"), str(row.get("source")))
+    return RealEviction(
+        row.get("node"),
+        row.get("namespace"),
+        row.get("name"),
+        row.get("uid"),
+        row.get("message"),
+        row.get("time") or row.get("observed"),
+        str(row.get("source")),
+    )
 
 
 def is_admission_rejection(message: str | None) -> bool:
@@ -64,9 +71,11 @@ def admission_rejections(rec: Recording) -> list[RealEviction]:
 
 def _admission_note(refused: Sequence[RealEviction]) -> str:
     pods = len(refused)
-    return (f"{pods} pod{'s' if pods != 1 else ''} refused at admission under node pressure (The node had "
-            "condition: [...]) scored apart: a rejection is not an eviction, so neither a miss of the replay "
-            "nor a match")
+    return (
+        f"{pods} pod{'s' if pods != 1 else ''} refused at admission under node pressure (The node had "
+        "condition: [...]) scored apart: a rejection is not an eviction, so neither a miss of the replay "
+        "nor a match"
+    )
 
 
 def match(real: list[RealEviction], predicted: Sequence[Eviction], interval: float | None) -> tuple[Match, ...]:

@@ -21,8 +21,9 @@ from replay.kubelet.thresholds import get_threshold_quantity
 from replay.settings import SettingsRequest
 
 
-def explain_moment(rec: Recording, request: SettingsRequest, node: str | None, moment: Moment, *,
-                   jobs: int = 1) -> Explanation:
+def explain_moment(
+    rec: Recording, request: SettingsRequest, node: str | None, moment: Moment, *, jobs: int = 1
+) -> Explanation:
     found = engine_moment(rec, request, node, moment, jobs=jobs)
     explanation = explanation_of(found.run, found.p, moment)
     source = tuple(f"recording source ({rec.manifest.source}): {note}" for note in rec.manifest.notes)
@@ -38,14 +39,22 @@ def explanation_of(run: NodeRun, p: Pass, moment: Moment) -> Explanation:
     for signal, obs in result.observations.items():
         entries = tuple(
             (t.describe(), str(get_threshold_quantity(t.value, obs.capacity)), t in result.thresholds_met)
-            for t in manager.thresholds if t.signal == signal
+            for t in manager.thresholds
+            if t.signal == signal
         )
         rows.append(ObservationRow(signal, str(obs.available), str(obs.capacity), entries))
     ranking: tuple[RankFacts, ...] = ()
     if result.threshold_to_reclaim is not None and result.ranking:
-        ranking = tuple(rank_facts(result.ranking, result.stats, result.threshold_to_reclaim.signal,
-                                   run.topology.dedicated_image_fs, run.topology.split_container_image_fs,
-                                   run.settings.profile))
+        ranking = tuple(
+            rank_facts(
+                result.ranking,
+                result.stats,
+                result.threshold_to_reclaim.signal,
+                run.topology.dedicated_image_fs,
+                run.topology.split_container_image_fs,
+                run.settings.profile,
+            )
+        )
     cfg = run.settings.config
     sources = "; ".join(f"{k} from {v}" for k, v in cfg.sources.items())
     return Explanation(
@@ -59,8 +68,10 @@ def explanation_of(run: NodeRun, p: Pass, moment: Moment) -> Explanation:
         observations=tuple(rows),
         result=result,
         ranking=ranking,
-        notes=(f"replayed {run.node} from the start of the recording up to {moment.describe()}: this is pass "
-               f"at tick {p.tick}; pressure transition period {format_duration(cfg.pressure_transition_period)}",),
+        notes=(
+            f"replayed {run.node} from the start of the recording up to {moment.describe()}: this is pass "
+            f"at tick {p.tick}; pressure transition period {format_duration(cfg.pressure_transition_period)}",
+        ),
         moment=f"tick {p.tick}, stats sampled at {p.time.isoformat()} (tick started {p.tick_time.isoformat()})",
         state=manager_state(manager, result),
     )

@@ -49,8 +49,10 @@ class ContainerRow:
 
     @property
     def over_limit(self) -> bool:
-        return any(u is not None and lim is not None and u > lim
-                   for u, lim in ((self.memory, self.memory_limit), (self.disk, self.disk_limit)))
+        return any(
+            u is not None and lim is not None and u > lim
+            for u, lim in ((self.memory, self.memory_limit), (self.disk, self.disk_limit))
+        )
 
 
 def _q(resources: dict[str, Any], group: str, name: str) -> int | None:
@@ -122,8 +124,10 @@ def containers_at(rec: Recording, eviction: Eviction) -> list[ContainerRow]:
     summary = rec.summary_at(eviction.node, eviction.tick) or {}
     for stats in summary.get("pods") or []:
         ref = stats.get("podRef") or {}
-        if ref.get("uid") == eviction.uid or (ref.get("name"), ref.get("namespace")) == (eviction.pod,
-                                                                                          eviction.namespace):
+        if ref.get("uid") == eviction.uid or (ref.get("name"), ref.get("namespace")) == (
+            eviction.pod,
+            eviction.namespace,
+        ):
             for c in stats.get("containers") or []:
                 disk = _add((c.get("rootfs") or {}).get("usedBytes"), (c.get("logs") or {}).get("usedBytes"))
                 usage[c["name"]] = ((c.get("memory") or {}).get("workingSetBytes"), disk)
@@ -132,9 +136,19 @@ def containers_at(rec: Recording, eviction: Eviction) -> list[ContainerRow]:
     for name, kind, res in spec_containers(pod):
         seen.add(name)
         mem, disk = usage.get(name, (None, None))
-        rows.append(ContainerRow(name, kind, mem, _q(res, "requests", "memory"), _q(res, "limits", "memory"), disk,
-                                 _q(res, "requests", "ephemeral-storage"), _q(res, "limits", "ephemeral-storage"),
-                                 name in named))
+        rows.append(
+            ContainerRow(
+                name,
+                kind,
+                mem,
+                _q(res, "requests", "memory"),
+                _q(res, "limits", "memory"),
+                disk,
+                _q(res, "requests", "ephemeral-storage"),
+                _q(res, "limits", "ephemeral-storage"),
+                name in named,
+            )
+        )
     for name, (mem, disk) in usage.items():
         if name not in seen:  # stats without a spec (the pod object was not recorded)
             rows.append(ContainerRow(name, "regular", mem, None, None, disk, None, None, name in named))
@@ -158,14 +172,23 @@ def pod_series(rec: Recording, node: str, namespace: str, name: str, uid: str) -
     """The pod's usage at every tick of ``node`` and its total requests and limits (regular and sidecar
     containers, as the kubelet sums them); only this node's rows of this pod are read."""
     wanted = (pl.col("node") == node) & (pl.col("pod_uid") == uid)
-    query = (rec.scan_container_stats().filter(wanted)
-             .group_by("tick")
-             .agg(pl.col("memory_time").max().alias("time"),
-                  pl.col("memory_working_set_bytes").cast(pl.Int64).sum().alias("memory"),
-                  (pl.col("rootfs_used_bytes").cast(pl.Int64).fill_null(0)
-                   + pl.col("logs_used_bytes").cast(pl.Int64).fill_null(0)).sum().alias("disk"))
-             .with_columns(pl.col("tick").cast(pl.Int64))
-             .sort("tick"))
+    query = (
+        rec.scan_container_stats()
+        .filter(wanted)
+        .group_by("tick")
+        .agg(
+            pl.col("memory_time").max().alias("time"),
+            pl.col("memory_working_set_bytes").cast(pl.Int64).sum().alias("memory"),
+            (
+                pl.col("rootfs_used_bytes").cast(pl.Int64).fill_null(0)
+                + pl.col("logs_used_bytes").cast(pl.Int64).fill_null(0)
+            )
+            .sum()
+            .alias("disk"),
+        )
+        .with_columns(pl.col("tick").cast(pl.Int64))
+        .sort("tick")
+    )
     stats = rec._collect("container_stats", query)
     pod = find_pod(rec, node, namespace, name, None)
     if pod is None:  # deleted by the end of the recording: its last live version
@@ -175,17 +198,27 @@ def pod_series(rec: Recording, node: str, namespace: str, name: str, uid: str) -
     def total(group: str, resource: str) -> int | None:
         return _add(*(_q(res, group, resource) for _n, kind, res in containers if kind in ("regular", "sidecar")))
 
-    return PodSeries(stats, total("requests", "memory"), total("limits", "memory"),
-                     total("requests", "ephemeral-storage"), total("limits", "ephemeral-storage"),
-                     [(n, k) for n, k, _r in containers])
+    return PodSeries(
+        stats,
+        total("requests", "memory"),
+        total("limits", "memory"),
+        total("requests", "ephemeral-storage"),
+        total("limits", "ephemeral-storage"),
+        [(n, k) for n, k, _r in containers],
+    )
 
 
 def pods_named(rec: Recording, text: str) -> list[tuple[str, str, str, str]]:
     """(node, namespace, name, uid) of every pod the recording has stats of whose ``namespace/name`` contains
     ``text`` (case-insensitive), exact names first: the TUI's ``:pod`` jump across nodes."""
-    query = (rec.scan("pod_stats").select("node", "namespace", "name", "pod_uid").unique()
-             .filter((pl.col("namespace") + "/" + pl.col("name")).str.to_lowercase()
-                     .str.contains(text.lower(), literal=True)))
+    query = (
+        rec.scan("pod_stats")
+        .select("node", "namespace", "name", "pod_uid")
+        .unique()
+        .filter(
+            (pl.col("namespace") + "/" + pl.col("name")).str.to_lowercase().str.contains(text.lower(), literal=True)
+        )
+    )
     rows = rec._collect("pod_stats", query).iter_rows()
     found = [(str(n), str(ns), str(name), str(uid)) for n, ns, name, uid in rows]
     return sorted(found, key=lambda r: (r[2] != text and f"{r[1]}/{r[2]}" != text, r[2], r[0], r[1]))
@@ -194,10 +227,18 @@ def pods_named(rec: Recording, text: str) -> list[tuple[str, str, str, str]]:
 def container_series(rec: Recording, node: str, uid: str) -> pl.DataFrame:
     """One pod's usage per container and tick (tick, container, memory, disk): the pod view's per-container
     lines (:func:`pod_series` is their sum)."""
-    query = (rec.scan_container_stats().filter((pl.col("node") == node) & (pl.col("pod_uid") == uid))
-             .select(pl.col("tick").cast(pl.Int64), pl.col("name").alias("container"),
-                     pl.col("memory_working_set_bytes").cast(pl.Int64).alias("memory"),
-                     (pl.col("rootfs_used_bytes").cast(pl.Int64).fill_null(0)
-                      + pl.col("logs_used_bytes").cast(pl.Int64).fill_null(0)).alias("disk"))
-             .sort("container", "tick"))
+    query = (
+        rec.scan_container_stats()
+        .filter((pl.col("node") == node) & (pl.col("pod_uid") == uid))
+        .select(
+            pl.col("tick").cast(pl.Int64),
+            pl.col("name").alias("container"),
+            pl.col("memory_working_set_bytes").cast(pl.Int64).alias("memory"),
+            (
+                pl.col("rootfs_used_bytes").cast(pl.Int64).fill_null(0)
+                + pl.col("logs_used_bytes").cast(pl.Int64).fill_null(0)
+            ).alias("disk"),
+        )
+        .sort("container", "tick")
+    )
     return rec._collect("container_stats", query)

@@ -31,8 +31,11 @@ from replay.settings import NodeSettings, SettingsRequest, resolve_node
 def sample_time(summary: Summary) -> datetime | None:
     """When the stats were taken: what the kubelet's observations are stamped with (memory first)."""
     node = summary.node
-    for stamp in (node.memory.time if node.memory else None, node.fs.time if node.fs else None,
-                  node.rlimit.time if node.rlimit else None):
+    for stamp in (
+        node.memory.time if node.memory else None,
+        node.fs.time if node.fs else None,
+        node.rlimit.time if node.rlimit else None,
+    ):
         if stamp is not None:
             return stamp
     return None
@@ -76,8 +79,13 @@ class NodeRun:
 
     def __post_init__(self, ticks_given: list[TickInfo] | None, parsed_given: dict[int, Pod] | None) -> None:
         node_obj = _node_object(self.rec, self.node)
-        self.settings = resolve_node(self.request, self.node, node_obj, self.rec.configz(self.node),
-                                     (v.decode() for v in self.pod_versions if not v.deleted))
+        self.settings = resolve_node(
+            self.request,
+            self.node,
+            node_obj,
+            self.rec.configz(self.node),
+            (v.decode() for v in self.pod_versions if not v.deleted),
+        )
         self.topology = self.request.topology or FsTopology()
         self.topology_source = "as given on the command line" if self.request.topology else ""
         self.ticks = self.rec.ticks(self.node) if ticks_given is None else ticks_given
@@ -132,21 +140,26 @@ class NodeRun:
                     if uid in really and uid not in self.evicted_uids:
                         last_stats[uid] = entry
             if self.request.counterfactual and self.evicted_uids:
-                raw_summary, freed = remove_pods(raw_summary, self.evicted_uids, self.topology,
-                                                 emptydir_volumes=self._emptydirs)
+                raw_summary, freed = remove_pods(
+                    raw_summary, self.evicted_uids, self.topology, emptydir_volumes=self._emptydirs
+                )
                 self.counterfactual_removed += len(freed)
             summary = parse_summary(raw_summary, source=f"recording {self.node} tick {tick}")
             if self.manager is None:
                 if self.request.topology is None:
                     self.topology, self.topology_source = infer_topology(summary)
-                self.manager = EvictionManager(self.settings.config, self.settings.profile, self.topology,
-                                               platform=self.settings.platform)
+                self.manager = EvictionManager(
+                    self.settings.config, self.settings.profile, self.topology, platform=self.settings.platform
+                )
             when = sample_time(summary) or info.time
             held: dict[str, dict[str, Any]] = {}
             if really:
                 present = {s.pod_ref.uid for s in summary.pods}
-                held = {uid: last_stats[uid] for uid, at in really.items()
-                        if uid in last_stats and uid not in self.evicted_uids and uid not in present and when >= at}
+                held = {
+                    uid: last_stats[uid]
+                    for uid, at in really.items()
+                    if uid in last_stats and uid not in self.evicted_uids and uid not in present and when >= at
+                }
             held_pods: list[Pod] = []
             if held:
                 for uid in held:
@@ -163,8 +176,7 @@ class NodeRun:
                 raw_summary = hold_pods(raw_summary, held, self.topology, emptydir_volumes=self._emptydirs)
                 summary = parse_summary(raw_summary, source=f"recording {self.node} tick {tick} (pods held)")
             in_force = [p for p in self.pods_at(when, summary) if p.uid not in held]
-            candidates = [p for p in active_pods([*in_force, *held_pods], self.node)
-                          if p.uid not in self.evicted_uids]
+            candidates = [p for p in active_pods([*in_force, *held_pods], self.node) if p.uid not in self.evicted_uids]
             result = self.manager.synchronize(summary, candidates, when)
             for eviction in result.evictions:
                 self.evicted_uids.add(eviction.pod.uid)
@@ -187,8 +199,9 @@ def select_nodes(rec: Recording, nodes: Sequence[str] | None) -> list[str]:
     if nodes:
         unknown = sorted(set(nodes) - set(names))
         if unknown:
-            raise InputError(f"no such node in the recording: {', '.join(unknown)}; it has {', '.join(names)}",
-                             field="--node")
+            raise InputError(
+                f"no such node in the recording: {', '.join(unknown)}; it has {', '.join(names)}", field="--node"
+            )
         names = [n for n in names if n in nodes]
     return rec.check_replayable(names)
 
@@ -196,8 +209,14 @@ def select_nodes(rec: Recording, nodes: Sequence[str] | None) -> list[str]:
 class Replay:
     """A recording under one set of settings: one :class:`NodeRun` per node, settings resolved up front."""
 
-    def __init__(self, rec: Recording, request: SettingsRequest, nodes: Sequence[str] | None = None, *,
-                 pods_by_node: Mapping[str, list[PodVersion]] | None = None) -> None:
+    def __init__(
+        self,
+        rec: Recording,
+        request: SettingsRequest,
+        nodes: Sequence[str] | None = None,
+        *,
+        pods_by_node: Mapping[str, list[PodVersion]] | None = None,
+    ) -> None:
         names = select_nodes(rec, nodes)
         self.rec = rec
         self.request = request

@@ -40,8 +40,11 @@ def fmt_threshold(t: ThresholdSetting) -> str:
     kind = "hard" if t.hard else f"soft, grace {format_duration(t.grace_period_ns)}"
     reclaim = ""
     if t.min_reclaim_quantity or t.min_reclaim_percentage:
-        mr = (fmt_bytes(t.min_reclaim_quantity) if t.min_reclaim_quantity is not None
-              else f"{(t.min_reclaim_percentage or 0) * 100:g}%")
+        mr = (
+            fmt_bytes(t.min_reclaim_quantity)
+            if t.min_reclaim_quantity is not None
+            else f"{(t.min_reclaim_percentage or 0) * 100:g}%"
+        )
         reclaim = f", min reclaim {mr}"
     return f"{t.signal}<{value} ({kind}{reclaim})"
 
@@ -85,10 +88,16 @@ def _settings_table(n: NodeResult) -> Table:
         fields += ["evictionSoft", "evictionSoftGracePeriod"]
     if any(t.min_reclaim_quantity or t.min_reclaim_percentage for t in n.thresholds):
         fields.append("evictionMinimumReclaim")
-    table.add_row("thresholds", "\n".join(fmt_threshold(t) for t in in_force(n.thresholds)) or "none",
-                  "\n".join(f"{f}: {src[f]}" for f in fields if src.get(f)))
-    table.add_row("pressure transition period", format_duration(n.pressure_transition_period_ns),
-                  src.get("evictionPressureTransitionPeriod", ""))
+    table.add_row(
+        "thresholds",
+        "\n".join(fmt_threshold(t) for t in in_force(n.thresholds)) or "none",
+        "\n".join(f"{f}: {src[f]}" for f in fields if src.get(f)),
+    )
+    table.add_row(
+        "pressure transition period",
+        format_duration(n.pressure_transition_period_ns),
+        src.get("evictionPressureTransitionPeriod", ""),
+    )
     table.add_row("max pod grace period", f"{n.max_pod_grace_period_s}s", src.get("evictionMaxPodGracePeriod", ""))
     fs = "imagefs on its own device" if n.dedicated_image_fs else "imagefs shares nodefs"
     if n.split_container_image_fs:
@@ -117,8 +126,10 @@ def overcommit_lines(result: ReplayResult, n: NodeResult) -> list[str]:
         over = alloc is not None and row["limits"] > alloc
         lead = n.overcommit_lead_s.get(row["resource"])
         when = "at the first eviction" if first is not None else "at the last pass"
-        text = (f"  {row['resource']} {when}: requests {fmt_bytes(row['requests'])}, limits {fmt_bytes(row['limits'])}"
-                f"{ratio} of allocatable {fmt_bytes(alloc)}")
+        text = (
+            f"  {row['resource']} {when}: requests {fmt_bytes(row['requests'])}, limits {fmt_bytes(row['limits'])}"
+            f"{ratio} of allocatable {fmt_bytes(alloc)}"
+        )
         if row["pods_without_limit"]:
             text += f"; {row['pods_without_limit']} pods without a limit"
         if over and lead is not None:
@@ -149,14 +160,18 @@ def impact_lines(e: Eviction, *, next_in_line: int = 3) -> list[Text]:
 def print_result(result: ReplayResult, *, output: str | None = None, console: Console | None = None) -> None:
     out = console or make_console()
     for n in result.nodes:
-        out.print(f"[bold]node {n.node}[/bold] — kubelet {n.kubelet_version}: {n.passes} passes, {n.gaps} gaps, "
-                  f"{sum(1 for e in result.evictions if e.node == n.node)} predicted evictions")
+        out.print(
+            f"[bold]node {n.node}[/bold] — kubelet {n.kubelet_version}: {n.passes} passes, {n.gaps} gaps, "
+            f"{sum(1 for e in result.evictions if e.node == n.node)} predicted evictions"
+        )
         print_table(out, _settings_table(n))
         for error in n.errors:
             out.print(f"  [red]synchronize failed:[/red] {error}")
         for row in result.conditions.filter(result.conditions["node"] == n.node).iter_rows(named=True):
-            out.print(f"  {row['condition']} from {fmt_time(row['from'])} to "
-                      f"{fmt_time(row['to']) if row['to'] else 'the end of the recording'}")
+            out.print(
+                f"  {row['condition']} from {fmt_time(row['from'])} to "
+                f"{fmt_time(row['to']) if row['to'] else 'the end of the recording'}"
+            )
         for line in overcommit_lines(result, n):
             out.print(line, markup=False)
         if n.horizon is not None:
@@ -172,10 +187,20 @@ def print_result(result: ReplayResult, *, output: str | None = None, console: Co
         for col in ("#", "time", "node", "pod", "cause", "observed < threshold", "grace"):
             table.add_column(col, overflow="fold", no_wrap=col in ("#", "time"))
         for e in result.evictions:
-            values = (f"{fmt_bytes(e.observed_available)} < {fmt_bytes(e.threshold_value)}"
-                      if e.threshold_value is not None else "limit exceeded")
-            table.add_row(str(e.id), fmt_time(e.time), e.node, f"{e.namespace}/{e.pod}", e.cause, values,
-                          f"{e.grace_period_override}s")
+            values = (
+                f"{fmt_bytes(e.observed_available)} < {fmt_bytes(e.threshold_value)}"
+                if e.threshold_value is not None
+                else "limit exceeded"
+            )
+            table.add_row(
+                str(e.id),
+                fmt_time(e.time),
+                e.node,
+                f"{e.namespace}/{e.pod}",
+                e.cause,
+                values,
+                f"{e.grace_period_override}s",
+            )
         print_table(out, table)
         for e in result.evictions:
             out.print(f"[bold]#{e.id}[/bold] {e.namespace}/{e.pod} — Event (Warning, Evicted) message:")
@@ -197,14 +222,22 @@ def print_result(result: ReplayResult, *, output: str | None = None, console: Co
             if hit is not None and not m.same_message and m.real.message is not None:
                 text = marked_diff(m.real.message, hit.message)
             in_time = {None: "—", True: "yes", False: "[red]no[/red]"}[m.within_interval]
-            table.add_row(f"{m.real.namespace}/{m.real.pod}", "yes" if m.same_pod else "[red]no[/red]", in_time,
-                          "yes" if m.same_message else "no", text)
+            table.add_row(
+                f"{m.real.namespace}/{m.real.pod}",
+                "yes" if m.same_pod else "[red]no[/red]",
+                in_time,
+                "yes" if m.same_message else "no",
+                text,
+            )
         print_table(out, table)
     for note in result.notes:
         out.print(f"note: {note}", markup=False)
     where = f"; results in {output}" if output else ""
-    out.print(f"{sum(n.passes for n in result.nodes)} passes over {len(result.nodes)} nodes: "
-              f"{len(result.evictions)} predicted evictions; {ground_truth_summary(result)}{where}", markup=False)
+    out.print(
+        f"{sum(n.passes for n in result.nodes)} passes over {len(result.nodes)} nodes: "
+        f"{len(result.evictions)} predicted evictions; {ground_truth_summary(result)}{where}",
+        markup=False,
+    )
 
 
 def kill_victim(k: KernelKill) -> str:
@@ -238,10 +271,15 @@ def too_fast_text(t: TooFast, interval_seconds: float | None) -> str:
     """``too fast for a 10 s loop: 1.2Gi in 8 s (memory.available 1.3Gi at 10:00:00Z, above 100Mi; …)``."""
     loop = round(interval_seconds if interval_seconds else (t.to_time - t.from_time).total_seconds(), 1)
     above = f", above {fmt_bytes(t.threshold_value)}" if t.threshold_value is not None else ""
-    then = (f"{t.kills} kernel kill{'' if t.kills == 1 else 's'} before the next pass" if t.kills
-            else f"{fmt_bytes(t.to_available)} at {fmt_time(t.to_time)}")
-    return (f"too fast for a {loop:g} s loop: {fmt_bytes(t.fell_bytes)} in {round(t.seconds, 1):g} s ({t.signal} "
-            f"{fmt_bytes(t.from_available)} at {fmt_time(t.from_time)}{above}; then {then})")
+    then = (
+        f"{t.kills} kernel kill{'' if t.kills == 1 else 's'} before the next pass"
+        if t.kills
+        else f"{fmt_bytes(t.to_available)} at {fmt_time(t.to_time)}"
+    )
+    return (
+        f"too fast for a {loop:g} s loop: {fmt_bytes(t.fell_bytes)} in {round(t.seconds, 1):g} s ({t.signal} "
+        f"{fmt_bytes(t.from_available)} at {fmt_time(t.from_time)}{above}; then {then})"
+    )
 
 
 def ground_truth_summary(result: ReplayResult) -> str:

@@ -57,8 +57,12 @@ def _threshold_quantity(row: ObservationRow, desc: str, quantity: str) -> str:
 def _ranking_table(title: str, facts: tuple[RankFacts, ...], evicted: str | None) -> Table:
     table = Table(title=title, title_justify="left")
     for col in ("#", "pod", "stats", "exceeds request", "priority", "usage", "request", "usage − request", "note"):
-        table.add_column(col, justify="right" if col in ("#", "priority") else "left",
-                         overflow="fold", no_wrap=col in ("pod", "usage", "request", "usage − request"))
+        table.add_column(
+            col,
+            justify="right" if col in ("#", "priority") else "left",
+            overflow="fold",
+            no_wrap=col in ("pod", "usage", "request", "usage − request"),
+        )
     for i, f in enumerate(facts, 1):
         if not f.has_stats:
             why = "no stats: evicted first"
@@ -72,8 +76,17 @@ def _ranking_table(title: str, facts: tuple[RankFacts, ...], evicted: str | None
             why = (why + "; " if why else "") + "EVICTED"
         exceeds = "yes" if f.exceeds_request else ("no" if f.exceeds_request is not None else "—")
         usage = _opt(f.usage) if f.process_count is None else f"{f.process_count} processes"
-        table.add_row(str(i), f"{f.namespace}/{f.pod}" if f.namespace else f.pod, "yes" if f.has_stats else "no",
-                      exceeds, str(f.priority), usage, str(f.request), _opt(f.usage_above_request), why)
+        table.add_row(
+            str(i),
+            f"{f.namespace}/{f.pod}" if f.namespace else f.pod,
+            "yes" if f.has_stats else "no",
+            exceeds,
+            str(f.priority),
+            usage,
+            str(f.request),
+            _opt(f.usage_above_request),
+            why,
+        )
     return table
 
 
@@ -101,8 +114,10 @@ def _verdict(console: Console, result: SyncResult, heading: str) -> None:
         return
     for eviction in result.evictions:
         pod = eviction.pod
-        console.print(f"  [red]evicted:[/red] {pod.namespace + '/' if pod.namespace else ''}{pod.name} "
-                      f"(cause {eviction.cause}, grace period override {eviction.grace_period_override}s)")
+        console.print(
+            f"  [red]evicted:[/red] {pod.namespace + '/' if pod.namespace else ''}{pod.name} "
+            f"(cause {eviction.cause}, grace period override {eviction.grace_period_override}s)"
+        )
         console.print("  Event: type Warning, reason Evicted, message:")
         console.print(Text("    " + repr(eviction.message)))
         if eviction.annotations:
@@ -137,9 +152,14 @@ def print_explanation(e: Explanation, console: Console | None = None) -> None:
         if not row.thresholds:
             table.add_row(row.signal, available, row.capacity, "—", "—", "")
         for i, (desc, quantity, met) in enumerate(row.thresholds):
-            table.add_row(row.signal if i == 0 else "", available if i == 0 else "",
-                          row.capacity if i == 0 else "", desc, _threshold_quantity(row, desc, quantity),
-                          "[red]MET[/red]" if met else "no")
+            table.add_row(
+                row.signal if i == 0 else "",
+                available if i == 0 else "",
+                row.capacity if i == 0 else "",
+                desc,
+                _threshold_quantity(row, desc, quantity),
+                "[red]MET[/red]" if met else "no",
+            )
     print_table(console, table)
     conditions = ", ".join(e.result.node_conditions) or "none"
     console.print(f"node conditions after this pass: {conditions}")
@@ -167,8 +187,9 @@ def _print_state(console: Console, e: Explanation) -> None:
     for desc, left in state.grace_remaining:
         console.print(f"manager: {desc} waits {format_duration(left)} more for its grace period", markup=False)
     for condition, until in state.conditions_held:
-        console.print(f"manager: {condition} held by the pressure transition period until {until.isoformat()}",
-                      markup=False)
+        console.print(
+            f"manager: {condition} held by the pressure transition period until {until.isoformat()}", markup=False
+        )
 
 
 def _state_json(e: Explanation) -> dict[str, Any] | None:
@@ -254,7 +275,8 @@ def explanation_json(e: Explanation) -> str:
         "result": _result_json(e.result, e.ranking),
         "if_sustained": (
             {"note": e.hypothetical_note, **_result_json(e.hypothetical, e.hypothetical_ranking)}
-            if e.hypothetical is not None else None
+            if e.hypothetical is not None
+            else None
         ),
     }
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode()

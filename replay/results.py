@@ -28,41 +28,100 @@ TIME = pl.Datetime("us", "UTC")
 def _schema(columns: dict[str, Any]) -> pl.Schema:
     return pl.Schema(columns)
 
-SIGNALS_SCHEMA = _schema({
-    "node": pl.String, "tick": pl.Int64, "time": TIME, "signal": pl.String,
-    "available": pl.Int64, "capacity": pl.Int64, "threshold_id": pl.Int32, "threshold_value": pl.Int64,
-    "met": pl.Boolean, "actionable": pl.Boolean,
-})
+
+SIGNALS_SCHEMA = _schema(
+    {
+        "node": pl.String,
+        "tick": pl.Int64,
+        "time": TIME,
+        "signal": pl.String,
+        "available": pl.Int64,
+        "capacity": pl.Int64,
+        "threshold_id": pl.Int32,
+        "threshold_value": pl.Int64,
+        "met": pl.Boolean,
+        "actionable": pl.Boolean,
+    }
+)
 """One row per pass × observed signal × configured threshold on it (threshold columns null when none)."""
 
-CONDITIONS_SCHEMA = _schema({
-    "node": pl.String, "condition": pl.String, "from": TIME, "to": TIME, "from_tick": pl.Int64, "to_tick": pl.Int64,
-})
+CONDITIONS_SCHEMA = _schema(
+    {
+        "node": pl.String,
+        "condition": pl.String,
+        "from": TIME,
+        "to": TIME,
+        "from_tick": pl.Int64,
+        "to_tick": pl.Int64,
+    }
+)
 """One row per interval a node condition was on; ``to`` null when still on at the end of the replay."""
 
 ANNOTATIONS = pl.List(pl.Struct({"key": pl.String, "value": pl.String}))
 
-EVICTIONS_SCHEMA = _schema({
-    "eviction_id": pl.Int64, "node": pl.String, "tick": pl.Int64, "time": TIME,
-    "namespace": pl.String, "pod": pl.String, "uid": pl.String, "owner_kind": pl.String, "owner_name": pl.String,
-    "qos": pl.String, "priority": pl.Int64, "cause": pl.String, "signal": pl.String, "hard": pl.Boolean,
-    "observed_available": pl.Int64, "threshold_value": pl.Int64, "grace_period_override": pl.Int64,
-    "message": pl.String, "annotations": ANNOTATIONS, "comes_back": pl.Boolean, "impact": pl.String,
-})
+EVICTIONS_SCHEMA = _schema(
+    {
+        "eviction_id": pl.Int64,
+        "node": pl.String,
+        "tick": pl.Int64,
+        "time": TIME,
+        "namespace": pl.String,
+        "pod": pl.String,
+        "uid": pl.String,
+        "owner_kind": pl.String,
+        "owner_name": pl.String,
+        "qos": pl.String,
+        "priority": pl.Int64,
+        "cause": pl.String,
+        "signal": pl.String,
+        "hard": pl.Boolean,
+        "observed_available": pl.Int64,
+        "threshold_value": pl.Int64,
+        "grace_period_override": pl.Int64,
+        "message": pl.String,
+        "annotations": ANNOTATIONS,
+        "comes_back": pl.Boolean,
+        "impact": pl.String,
+    }
+)
 
-RANKINGS_SCHEMA = _schema({
-    "eviction_id": pl.Int64, "node": pl.String, "tick": pl.Int64, "rank": pl.Int32,
-    "namespace": pl.String, "pod": pl.String, "uid": pl.String, "qos": pl.String, "priority": pl.Int64,
-    "has_stats": pl.Boolean, "exceeds_request": pl.Boolean, "usage": pl.Int64, "request": pl.Int64,
-    "usage_above_request": pl.Int64, "process_count": pl.Int64, "critical": pl.Boolean, "reason": pl.String,
-    "decided_by": pl.String, "margin": pl.Int64,
-})
+RANKINGS_SCHEMA = _schema(
+    {
+        "eviction_id": pl.Int64,
+        "node": pl.String,
+        "tick": pl.Int64,
+        "rank": pl.Int32,
+        "namespace": pl.String,
+        "pod": pl.String,
+        "uid": pl.String,
+        "qos": pl.String,
+        "priority": pl.Int64,
+        "has_stats": pl.Boolean,
+        "exceeds_request": pl.Boolean,
+        "usage": pl.Int64,
+        "request": pl.Int64,
+        "usage_above_request": pl.Int64,
+        "process_count": pl.Int64,
+        "critical": pl.Boolean,
+        "reason": pl.String,
+        "decided_by": pl.String,
+        "margin": pl.Int64,
+    }
+)
 """The full ranking at each eviction, best candidate first, with why each pod sits where it does."""
 
-OVERCOMMIT_SCHEMA = _schema({
-    "node": pl.String, "tick": pl.Int64, "time": TIME, "resource": pl.String, "requests": pl.Int64,
-    "limits": pl.Int64, "allocatable": pl.Int64, "pods_without_limit": pl.Int64,
-})
+OVERCOMMIT_SCHEMA = _schema(
+    {
+        "node": pl.String,
+        "tick": pl.Int64,
+        "time": TIME,
+        "resource": pl.String,
+        "requests": pl.Int64,
+        "limits": pl.Int64,
+        "allocatable": pl.Int64,
+        "pods_without_limit": pl.Int64,
+    }
+)
 """Per pass × resource (memory, ephemeral-storage): Σ requests and Σ limits of the pods in force against the
 node's allocatable (``kubectl describe node``'s "Allocated resources"); a container without a limit adds
 nothing to ``limits`` and its pod is counted in ``pods_without_limit``; ``allocatable`` null when the recording
@@ -300,8 +359,9 @@ class ReplayResult:
     need (a 100-node day is ~10M rows)."""
     conditions: pl.DataFrame = field(compare=False, repr=False)
     schema_version: int = SCHEMA_VERSION
-    overcommit: pl.LazyFrame = field(compare=False, repr=False,
-                                     default_factory=lambda: pl.LazyFrame(schema=OVERCOMMIT_SCHEMA))
+    overcommit: pl.LazyFrame = field(
+        compare=False, repr=False, default_factory=lambda: pl.LazyFrame(schema=OVERCOMMIT_SCHEMA)
+    )
     spool: object = field(default=None, compare=False, repr=False)
     """What keeps the lazy frames' files alive (the engine's temporary directory), if anything."""
     admission_rejections: tuple[RealEviction, ...] = ()
@@ -319,29 +379,67 @@ class ReplayResult:
         raise KeyError(name)
 
     def evictions_frame(self) -> pl.DataFrame:
-        rows = [{
-            "eviction_id": e.id, "node": e.node, "tick": e.tick, "time": e.time, "namespace": e.namespace,
-            "pod": e.pod, "uid": e.uid, "owner_kind": e.owner_kind, "owner_name": e.owner_name, "qos": e.qos,
-            "priority": e.priority, "cause": e.cause, "signal": e.signal, "hard": e.hard,
-            "observed_available": e.observed_available, "threshold_value": e.threshold_value,
-            "grace_period_override": e.grace_period_override, "message": e.message,
-            "annotations": [{"key": k, "value": v} for k, v in e.annotations.items()],
-            "comes_back": e.comes_back, "impact": e.impact,
-        } for e in self.evictions]
+        rows = [
+            {
+                "eviction_id": e.id,
+                "node": e.node,
+                "tick": e.tick,
+                "time": e.time,
+                "namespace": e.namespace,
+                "pod": e.pod,
+                "uid": e.uid,
+                "owner_kind": e.owner_kind,
+                "owner_name": e.owner_name,
+                "qos": e.qos,
+                "priority": e.priority,
+                "cause": e.cause,
+                "signal": e.signal,
+                "hard": e.hard,
+                "observed_available": e.observed_available,
+                "threshold_value": e.threshold_value,
+                "grace_period_override": e.grace_period_override,
+                "message": e.message,
+                "annotations": [{"key": k, "value": v} for k, v in e.annotations.items()],
+                "comes_back": e.comes_back,
+                "impact": e.impact,
+            }
+            for e in self.evictions
+        ]
         return pl.DataFrame(rows, schema=EVICTIONS_SCHEMA)
 
     def rankings_frame(self) -> pl.DataFrame:
-        rows = [{
-            "eviction_id": e.id, "node": e.node, "tick": e.tick, "rank": r.rank, "namespace": r.namespace,
-            "pod": r.pod, "uid": r.uid, "qos": r.qos, "priority": r.priority, "has_stats": r.has_stats,
-            "exceeds_request": r.exceeds_request, "usage": r.usage, "request": r.request,
-            "usage_above_request": r.usage_above_request, "process_count": r.process_count,
-            "critical": r.critical, "reason": r.reason, "decided_by": r.decided_by, "margin": r.margin,
-        } for e in self.evictions for r in e.ranking]
+        rows = [
+            {
+                "eviction_id": e.id,
+                "node": e.node,
+                "tick": e.tick,
+                "rank": r.rank,
+                "namespace": r.namespace,
+                "pod": r.pod,
+                "uid": r.uid,
+                "qos": r.qos,
+                "priority": r.priority,
+                "has_stats": r.has_stats,
+                "exceeds_request": r.exceeds_request,
+                "usage": r.usage,
+                "request": r.request,
+                "usage_above_request": r.usage_above_request,
+                "process_count": r.process_count,
+                "critical": r.critical,
+                "reason": r.reason,
+                "decided_by": r.decided_by,
+                "margin": r.margin,
+            }
+            for e in self.evictions
+            for r in e.ranking
+        ]
         return pl.DataFrame(rows, schema=RANKINGS_SCHEMA)
 
     def same_as(self, other: ReplayResult) -> bool:
         """Field for field, frames included (row order as produced)."""
-        return (self == other and self.signals.collect().equals(other.signals.collect(), null_equal=True)
-                and self.conditions.equals(other.conditions, null_equal=True)
-                and self.overcommit.collect().equals(other.overcommit.collect(), null_equal=True))
+        return (
+            self == other
+            and self.signals.collect().equals(other.signals.collect(), null_equal=True)
+            and self.conditions.equals(other.conditions, null_equal=True)
+            and self.overcommit.collect().equals(other.overcommit.collect(), null_equal=True)
+        )

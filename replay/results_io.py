@@ -39,8 +39,11 @@ from replay.results import (
 
 RESULT_JSON = "result.json"
 FRAMES: Mapping[str, pl.Schema] = {
-    "signals": SIGNALS_SCHEMA, "conditions": CONDITIONS_SCHEMA, "evictions": EVICTIONS_SCHEMA,
-    "rankings": RANKINGS_SCHEMA, "overcommit": OVERCOMMIT_SCHEMA,
+    "signals": SIGNALS_SCHEMA,
+    "conditions": CONDITIONS_SCHEMA,
+    "evictions": EVICTIONS_SCHEMA,
+    "rankings": RANKINGS_SCHEMA,
+    "overcommit": OVERCOMMIT_SCHEMA,
 }
 FORMAT = "evictlens-results"
 
@@ -55,26 +58,53 @@ def _parse_time(value: Any) -> datetime | None:
 
 def _eviction_doc(e: Eviction) -> dict[str, Any]:
     return {
-        "id": e.id, "node": e.node, "tick": e.tick, "time": _time(e.time), "namespace": e.namespace, "pod": e.pod,
-        "uid": e.uid, "owner_kind": e.owner_kind, "owner_name": e.owner_name, "qos": e.qos, "priority": e.priority,
-        "cause": e.cause, "signal": e.signal, "hard": e.hard, "observed_available": e.observed_available,
-        "threshold_value": e.threshold_value, "grace_period_override": e.grace_period_override,
-        "message": e.message, "annotations": dict(e.annotations), "comes_back": e.comes_back, "impact": e.impact,
+        "id": e.id,
+        "node": e.node,
+        "tick": e.tick,
+        "time": _time(e.time),
+        "namespace": e.namespace,
+        "pod": e.pod,
+        "uid": e.uid,
+        "owner_kind": e.owner_kind,
+        "owner_name": e.owner_name,
+        "qos": e.qos,
+        "priority": e.priority,
+        "cause": e.cause,
+        "signal": e.signal,
+        "hard": e.hard,
+        "observed_available": e.observed_available,
+        "threshold_value": e.threshold_value,
+        "grace_period_override": e.grace_period_override,
+        "message": e.message,
+        "annotations": dict(e.annotations),
+        "comes_back": e.comes_back,
+        "impact": e.impact,
     }
 
 
 def _node_doc(n: NodeResult) -> dict[str, Any]:
     return {
-        "node": n.node, "kubelet_version": n.kubelet_version, "version_source": n.version_source,
-        "platform": n.platform, "dedicated_image_fs": n.dedicated_image_fs,
-        "split_container_image_fs": n.split_container_image_fs, "topology_source": n.topology_source,
-        "config_source": n.config_source, "settings_sources": dict(n.settings_sources),
+        "node": n.node,
+        "kubelet_version": n.kubelet_version,
+        "version_source": n.version_source,
+        "platform": n.platform,
+        "dedicated_image_fs": n.dedicated_image_fs,
+        "split_container_image_fs": n.split_container_image_fs,
+        "topology_source": n.topology_source,
+        "config_source": n.config_source,
+        "settings_sources": dict(n.settings_sources),
         "thresholds": [asdict(t) for t in n.thresholds],
         "pressure_transition_period_ns": n.pressure_transition_period_ns,
-        "max_pod_grace_period_s": n.max_pod_grace_period_s, "passes": n.passes, "gaps": n.gaps,
-        "errors": list(n.errors), "reasons": dict(n.reasons), "first_time": _time(n.first_time),
-        "last_time": _time(n.last_time), "overcommit_lead_s": dict(n.overcommit_lead_s),
-        "horizon": _time(n.horizon), "horizon_reason": n.horizon_reason,
+        "max_pod_grace_period_s": n.max_pod_grace_period_s,
+        "passes": n.passes,
+        "gaps": n.gaps,
+        "errors": list(n.errors),
+        "reasons": dict(n.reasons),
+        "first_time": _time(n.first_time),
+        "last_time": _time(n.last_time),
+        "overcommit_lead_s": dict(n.overcommit_lead_s),
+        "horizon": _time(n.horizon),
+        "horizon_reason": n.horizon_reason,
         "too_fast": [_too_fast_doc(t) for t in n.too_fast],
     }
 
@@ -92,25 +122,40 @@ def _ready_doc(r: ReadyTransition) -> dict[str, Any]:
 
 
 def _real_doc(r: RealEviction) -> dict[str, Any]:
-    return {"node": r.node, "namespace": r.namespace, "pod": r.pod, "uid": r.uid, "message": r.message,
-            "time": _time(r.time), "source": r.source}
+    return {
+        "node": r.node,
+        "namespace": r.namespace,
+        "pod": r.pod,
+        "uid": r.uid,
+        "message": r.message,
+        "time": _time(r.time),
+        "source": r.source,
+    }
 
 
 def _match_doc(m: Match) -> dict[str, Any]:
     return {
         "real": _real_doc(m.real),
-        "predicted_id": m.predicted_id, "same_pod": m.same_pod, "within_interval": m.within_interval,
-        "same_message": m.same_message, "message_diff": m.message_diff,
+        "predicted_id": m.predicted_id,
+        "same_pod": m.same_pod,
+        "within_interval": m.within_interval,
+        "same_message": m.same_message,
+        "message_diff": m.message_diff,
     }
 
 
 def to_document(result: ReplayResult) -> dict[str, Any]:
     """``result.json``: everything but the frames (and the rankings, which are in ``rankings.parquet``)."""
     return {
-        "format": FORMAT, "schema_version": result.schema_version, "recording": result.recording,
-        "interval_seconds": result.interval_seconds, "settings": dict(result.settings),
-        "nodes": [_node_doc(n) for n in result.nodes], "evictions": [_eviction_doc(e) for e in result.evictions],
-        "matches": [_match_doc(m) for m in result.matches], "notes": list(result.notes),
+        "format": FORMAT,
+        "schema_version": result.schema_version,
+        "recording": result.recording,
+        "interval_seconds": result.interval_seconds,
+        "settings": dict(result.settings),
+        "nodes": [_node_doc(n) for n in result.nodes],
+        "evictions": [_eviction_doc(e) for e in result.evictions],
+        "matches": [_match_doc(m) for m in result.matches],
+        "notes": list(result.notes),
         "admission_rejections": [_real_doc(r) for r in result.admission_rejections],
         "kernel_kills": [_kill_doc(k) for k in result.kernel_kills],
         "ready_transitions": [_ready_doc(r) for r in result.ready_transitions],
@@ -124,9 +169,13 @@ def to_json(result: ReplayResult) -> bytes:
 def write(result: ReplayResult, out: Path) -> None:
     """Write ``out/`` whole or not at all; an existing results directory is replaced, anything else refused."""
     with replacing_dir(Path(out), marker=RESULT_JSON, what="a results directory") as tmp:
-        frames: dict[str, pl.DataFrame | pl.LazyFrame] = {"signals": result.signals, "conditions": result.conditions,
-                  "evictions": result.evictions_frame(), "rankings": result.rankings_frame(),
-                  "overcommit": result.overcommit}
+        frames: dict[str, pl.DataFrame | pl.LazyFrame] = {
+            "signals": result.signals,
+            "conditions": result.conditions,
+            "evictions": result.evictions_frame(),
+            "rankings": result.rankings_frame(),
+            "overcommit": result.overcommit,
+        }
         for name, df in frames.items():
             write_parquet_private(df, tmp / f"{name}.parquet")
         write_private(tmp / RESULT_JSON, to_json(result) + b"\n")
@@ -156,8 +205,9 @@ def _frame_file(root: Path, name: str) -> Path:
     try:
         schema = pl.Schema(pl.read_parquet_schema(f))
     except (OSError, pl.exceptions.PolarsError) as err:
-        raise InputError(f"unreadable Parquet file ({type(err).__name__}: {err})".splitlines()[0],
-                         source=str(f)) from None
+        raise InputError(
+            f"unreadable Parquet file ({type(err).__name__}: {err})".splitlines()[0], source=str(f)
+        ) from None
     if schema != FRAMES[name]:
         raise InputError(f"columns {dict(schema)} do not match the results schema", source=str(f))
     return f
@@ -167,8 +217,9 @@ def _read_frame(f: Path) -> pl.DataFrame:
     try:
         return pl.read_parquet(f)
     except (OSError, pl.exceptions.PolarsError) as err:
-        raise InputError(f"unreadable Parquet file ({type(err).__name__}: {err})".splitlines()[0],
-                         source=str(f)) from None
+        raise InputError(
+            f"unreadable Parquet file ({type(err).__name__}: {err})".splitlines()[0], source=str(f)
+        ) from None
 
 
 def load(path: str | Path, *, signals: bool = True) -> ReplayResult:
@@ -188,34 +239,64 @@ def load(path: str | Path, *, signals: bool = True) -> ReplayResult:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise InputError(f"expected format {FORMAT!r}", source=str(doc_path), field="format")
     if doc.get("schema_version") not in READABLE_VERSIONS:
-        raise InputError(f"results schema version {doc.get('schema_version')!r} is not supported (this evictlens "
-                         f"reads {', '.join(map(str, READABLE_VERSIONS))})", source=str(doc_path),
-                         field="schema_version")
+        raise InputError(
+            f"results schema version {doc.get('schema_version')!r} is not supported (this evictlens "
+            f"reads {', '.join(map(str, READABLE_VERSIONS))})",
+            source=str(doc_path),
+            field="schema_version",
+        )
     files = {name: _frame_file(root, name) for name in FRAMES}
     frames = {name: _read_frame(f) for name, f in files.items() if name not in LAZY}
     try:
         rankings = _ranking_by_eviction(frames["rankings"])
         evictions = tuple(
-            Eviction(**_fields(Eviction, e, annotations=dict(e["annotations"]), ranking=rankings.get(e["id"], ()),
-                               impact=e.get("impact") or "")) for e in doc["evictions"])
+            Eviction(
+                **_fields(
+                    Eviction,
+                    e,
+                    annotations=dict(e["annotations"]),
+                    ranking=rankings.get(e["id"], ()),
+                    impact=e.get("impact") or "",
+                )
+            )
+            for e in doc["evictions"]
+        )
         nodes = tuple(
-            NodeResult(**_fields(NodeResult, n, thresholds=tuple(ThresholdSetting(**t) for t in n["thresholds"]),
-                                 errors=tuple(n["errors"]), overcommit_lead_s=dict(n.get("overcommit_lead_s") or {}),
-                                 too_fast=tuple(TooFast(**_fields(TooFast, t)) for t in n.get("too_fast") or ())))
-            for n in doc["nodes"])
+            NodeResult(
+                **_fields(
+                    NodeResult,
+                    n,
+                    thresholds=tuple(ThresholdSetting(**t) for t in n["thresholds"]),
+                    errors=tuple(n["errors"]),
+                    overcommit_lead_s=dict(n.get("overcommit_lead_s") or {}),
+                    too_fast=tuple(TooFast(**_fields(TooFast, t)) for t in n.get("too_fast") or ()),
+                )
+            )
+            for n in doc["nodes"]
+        )
         matches = tuple(
-            Match(**_fields(Match, m, real=RealEviction(**_fields(RealEviction, m["real"])))) for m in doc["matches"])
+            Match(**_fields(Match, m, real=RealEviction(**_fields(RealEviction, m["real"])))) for m in doc["matches"]
+        )
         refused = tuple(RealEviction(**_fields(RealEviction, r)) for r in doc.get("admission_rejections") or ())
         kills = tuple(KernelKill(**_fields(KernelKill, k)) for k in doc.get("kernel_kills") or ())
         ready = tuple(ReadyTransition(**_fields(ReadyTransition, r)) for r in doc.get("ready_transitions") or ())
     except (KeyError, TypeError) as err:
         raise InputError(f"missing or malformed field ({type(err).__name__}: {err})", source=str(doc_path)) from None
     return ReplayResult(
-        recording=doc["recording"], interval_seconds=doc["interval_seconds"], settings=doc["settings"], nodes=nodes,
-        evictions=evictions, matches=matches, notes=tuple(doc["notes"]),
-        signals=pl.scan_parquet(files["signals"]), conditions=frames["conditions"],
-        schema_version=doc["schema_version"], overcommit=pl.scan_parquet(files["overcommit"]),
-        admission_rejections=refused, kernel_kills=kills, ready_transitions=ready,
+        recording=doc["recording"],
+        interval_seconds=doc["interval_seconds"],
+        settings=doc["settings"],
+        nodes=nodes,
+        evictions=evictions,
+        matches=matches,
+        notes=tuple(doc["notes"]),
+        signals=pl.scan_parquet(files["signals"]),
+        conditions=frames["conditions"],
+        schema_version=doc["schema_version"],
+        overcommit=pl.scan_parquet(files["overcommit"]),
+        admission_rejections=refused,
+        kernel_kills=kills,
+        ready_transitions=ready,
     )
 
 

@@ -108,13 +108,18 @@ def run_scenario(
         try:
             parse_pod(template.manifest, source=scenario.file)
         except InputError as err:
-            raise InputError(err.problem, source=scenario.file, line=template.line,
-                             field=f"pod {template.namespace}/{template.name}: {err.field or 'manifest'}") from None
+            raise InputError(
+                err.problem,
+                source=scenario.file,
+                line=template.line,
+                field=f"pod {template.namespace}/{template.name}: {err.field or 'manifest'}",
+            ) from None
     managers: dict[str, EvictionManager] = {}
     for node in scenario.nodes:
         prof = _profile(scenario, node.name, feature_gates)
-        config = config_from_kubelet_configuration(node.kubelet.configz(), source=f"{scenario.file} node {node.name}",
-                                                   profile=prof)
+        config = config_from_kubelet_configuration(
+            node.kubelet.configz(), source=f"{scenario.file} node {node.name}", profile=prof
+        )
         topology = FsTopology(node.dedicated_image_fs, node.split)
         managers[node.name] = EvictionManager(config, prof, topology)
     rejected: list[tuple[str, str, str]] = []
@@ -141,12 +146,18 @@ def run_scenario(
         options[DOCUMENT] = scenario.document.decode()
         if scenario.files:
             options[FILES] = {name: base64.b64encode(data).decode() for name, data in scenario.files.items()}
-        options[GENERATED_WITH] = {"kubelet_version": kubelet_version, "kubelet_flags": list(kubelet_flags),
-                                   "feature_gates": dict(feature_gates or {})}
+        options[GENERATED_WITH] = {
+            "kubelet_version": kubelet_version,
+            "kubelet_flags": list(kubelet_flags),
+            "feature_gates": dict(feature_gates or {}),
+        }
     created = not root.exists()
     if not created and (not root.is_dir() or any(root.iterdir())):
-        raise InputError("already exists and is not an empty directory; give a new directory for the recording",
-                         source=str(root), field="-o")
+        raise InputError(
+            "already exists and is not an empty directory; give a new directory for the recording",
+            source=str(root),
+            field="-o",
+        )
     writer = RecordingWriter(root, Manifest(source="scenario", options=options))
     evictions: list[ScenarioEviction] = []
     changes: list[tuple[str, datetime, tuple[str, ...]]] = []
@@ -172,8 +183,11 @@ def run_scenario(
                     pod_cache[name] = cached
                 result = manager.synchronize(parsed_summary, active_pods(cached[1], name), when)
                 if result.error:
-                    raise InputError(f"the kubelet's eviction manager refused to run: {result.error}",
-                                     source=scenario.file, field=f"nodes {name}")
+                    raise InputError(
+                        f"the kubelet's eviction manager refused to run: {result.error}",
+                        source=scenario.file,
+                        field=f"nodes {name}",
+                    )
                 if result.node_event:
                     run.node_event(name, "EvictionThresholdMet", result.node_event, tick.time)
                 for ev in result.evictions:
@@ -182,8 +196,19 @@ def run_scenario(
                         c = ev.condition
                         conditions = [{"type": c.type, "status": c.status, "reason": c.reason, "message": c.message}]
                     run.evicted(ev.pod.uid, tick.time, ev.message, conditions=conditions)
-                    evictions.append(ScenarioEviction(name, tick.index, when, ev.pod.namespace, ev.pod.name,
-                                                      ev.pod.uid, ev.cause, ev.message, ev.pod.owner_kinds))
+                    evictions.append(
+                        ScenarioEviction(
+                            name,
+                            tick.index,
+                            when,
+                            ev.pod.namespace,
+                            ev.pod.name,
+                            ev.pod.uid,
+                            ev.cause,
+                            ev.message,
+                            ev.pod.owner_kinds,
+                        )
+                    )
                 run.set_node_conditions(name, result.node_conditions, tick.time)
                 if tuple(result.node_conditions) != last_conditions[name]:
                     last_conditions[name] = tuple(result.node_conditions)
@@ -196,8 +221,15 @@ def run_scenario(
         if created:
             shutil.rmtree(root, ignore_errors=True)
         raise
-    return ScenarioOutcome(scenario, root, scenario.tick_count, dict(writer.manifest.kubelet_versions),
-                           tuple(evictions), tuple(rejected), tuple(changes))
+    return ScenarioOutcome(
+        scenario,
+        root,
+        scenario.tick_count,
+        dict(writer.manifest.kubelet_versions),
+        tuple(evictions),
+        tuple(rejected),
+        tuple(changes),
+    )
 
 
 # -- the closed loop again, per variant ------------------------------------------------------------------------
@@ -229,20 +261,24 @@ def generated_with(rec: Recording) -> GeneratedWith | None:
     gates = settings.get("feature_gates")
     try:
         return GeneratedWith(
-            str(options[DOCUMENT]).encode(), str(options.get("scenario_file") or "scenario.yaml"),
+            str(options[DOCUMENT]).encode(),
+            str(options.get("scenario_file") or "scenario.yaml"),
             {str(k): base64.b64decode(str(v)) for k, v in files.items()} if isinstance(files, Mapping) else {},
             version if isinstance(version, str) else None,
             tuple(str(f) for f in flags) if isinstance(flags, list) else (),
-            {str(k): bool(v) for k, v in gates.items()} if isinstance(gates, Mapping) else {})
+            {str(k): bool(v) for k, v in gates.items()} if isinstance(gates, Mapping) else {},
+        )
     except ValueError:
-        raise InputError("the manifest's scenario_files are not base64", source=str(rec.root),
-                         field="manifest.json") from None
+        raise InputError(
+            "the manifest's scenario_files are not base64", source=str(rec.root), field="manifest.json"
+        ) from None
 
 
 def differs(request: SettingsRequest) -> bool:
     """Whether a request asks for other kubelet settings than the recorded ones (then the loop is regenerated)."""
-    return bool(request.kubelet_version or request.feature_gates or request.baseline is not None
-                or request.overrides.given())
+    return bool(
+        request.kubelet_version or request.feature_gates or request.baseline is not None or request.overrides.given()
+    )
 
 
 def regenerates(rec: Recording, requests: Sequence[SettingsRequest]) -> bool:
@@ -288,8 +324,9 @@ def load_variant(gen: GeneratedWith, request: SettingsRequest) -> tuple[Scenario
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
         try:
-            scenario = parse_scenario(gen.document, file=gen.file, base_dir=base, kubelet_version=version,
-                                      kubelet_flags=flags)
+            scenario = parse_scenario(
+                gen.document, file=gen.file, base_dir=base, kubelet_version=version, kubelet_flags=flags
+            )
         except InputError as err:
             raise InputError(f"cannot regenerate the recording's scenario with {request.label!r}: {err}") from None
     return scenario, flags, version
@@ -299,8 +336,9 @@ Replayer = Any
 """``(recording, requests, names) -> list[ReplayResult]``: the engine without the closed loop."""
 
 
-def closed_loop_replay(rec: Recording, requests: Sequence[SettingsRequest], names: Sequence[str],
-                       replay: Replayer) -> list[ReplayResult]:
+def closed_loop_replay(
+    rec: Recording, requests: Sequence[SettingsRequest], names: Sequence[str], replay: Replayer
+) -> list[ReplayResult]:
     """One result per request: those asking for the recorded settings replay the recording; each other one runs
     the scenario again with its settings (:func:`run_scenario` into a temporary recording: evicted pods stop,
     controllers recreate) and replays that, so its evictions are exact. A regenerated result keeps the
@@ -316,9 +354,16 @@ def closed_loop_replay(rec: Recording, requests: Sequence[SettingsRequest], name
     if plain:
         for i, result in zip(plain, replay(rec, [requests[i] for i in plain], names), strict=True):
             if requests[i].baseline is not None:
-                result = dataclasses.replace(result, notes=(*result.notes, (
-                    "not regenerated from the scenario: a --config/--configz document cannot be put into it, so "
-                    "this variant replays the recording (its generating kubelet's world) as any recording")))
+                result = dataclasses.replace(
+                    result,
+                    notes=(
+                        *result.notes,
+                        (
+                            "not regenerated from the scenario: a --config/--configz document cannot be put into it, "
+                            "so this variant replays the recording (its generating kubelet's world) as any recording"
+                        ),
+                    ),
+                )
             out[i] = result
     for i, request in enumerate(requests):
         if out[i] is not None:
@@ -335,22 +380,29 @@ def closed_loop_replay(rec: Recording, requests: Sequence[SettingsRequest], name
     return [r for r in out if r is not None]
 
 
-def _as_closed_loop(rec: Recording, request: SettingsRequest, result: ReplayResult, flags: Sequence[str],
-                    version: str | None) -> ReplayResult:
+def _as_closed_loop(
+    rec: Recording, request: SettingsRequest, result: ReplayResult, flags: Sequence[str], version: str | None
+) -> ReplayResult:
     """A regenerated replay as a result of ``rec``: its ground truth, no horizon, the closed loop said."""
     from replay.collect import NOTES
     from replay.matching import admission_rejections, match, real_evictions, recording_interval
 
     how = " ".join([*(f"--kubelet-version={version}",) * bool(version), *flags]) or "the recorded settings"
-    note = (f"{CLOSED_LOOP} ({how}): the scenario ran again with these settings and the kubelet's eviction "
-            "manager inside the loop, so an evicted pod stops using anything and a controller-owned one is "
-            "recreated; the evictions are exact, not modelled. The ground truth (\"real\") is still the recording's: "
-            "the evictions its generating kubelet made")
+    note = (
+        f"{CLOSED_LOOP} ({how}): the scenario ran again with these settings and the kubelet's eviction "
+        "manager inside the loop, so an evicted pod stops using anything and a controller-owned one is "
+        'recreated; the evictions are exact, not modelled. The ground truth ("real") is still the recording\'s: '
+        "the evictions its generating kubelet made"
+    )
     dropped = {NOTES[1]}
     notes = (note, *(n for n in result.notes if n not in dropped and not n.startswith("--counterfactual")))
     matches = match(real_evictions(rec), result.evictions, recording_interval(rec))
     return dataclasses.replace(
-        result, recording=str(rec.root), matches=matches, notes=notes,
+        result,
+        recording=str(rec.root),
+        matches=matches,
+        notes=notes,
         settings={**request.describe(), "digest": result.settings.get("digest"), "closed_loop": CLOSED_LOOP},
         nodes=tuple(dataclasses.replace(n, horizon=None, horizon_reason="") for n in result.nodes),
-        admission_rejections=tuple(admission_rejections(rec)))
+        admission_rejections=tuple(admission_rejections(rec)),
+    )

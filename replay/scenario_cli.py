@@ -18,8 +18,14 @@ from recordings.cli_edge import SubParsers
 HELP = "build a recording from a scenario file: node pressure reproduced without a cluster"
 
 
-EVICTION_FLAGS = ("eviction-hard", "eviction-soft", "eviction-soft-grace-period", "eviction-minimum-reclaim",
-                  "eviction-max-pod-grace-period", "eviction-pressure-transition-period")
+EVICTION_FLAGS = (
+    "eviction-hard",
+    "eviction-soft",
+    "eviction-soft-grace-period",
+    "eviction-minimum-reclaim",
+    "eviction-max-pod-grace-period",
+    "eviction-pressure-transition-period",
+)
 """The kubelet flags ``scenario`` takes like ``replay``/``whatif``: each replaces its field in every node's kubelet."""
 
 
@@ -74,8 +80,13 @@ def run_scenario_command(args: argparse.Namespace) -> int:
     scenario = _load(args)
     from replay.scenario import run_scenario
 
-    outcome = run_scenario(scenario, args.output, feature_gates=gates, kubelet_flags=kubelet_flags(args),
-                           kubelet_version=args.kubelet_version)
+    outcome = run_scenario(
+        scenario,
+        args.output,
+        feature_gates=gates,
+        kubelet_flags=kubelet_flags(args),
+        kubelet_version=args.kubelet_version,
+    )
     if args.json:
         print(outcome_json(outcome))
     else:
@@ -92,13 +103,23 @@ def outcome_json(outcome: Any) -> str:
         "ticks": outcome.ticks,
         "kubelet_versions": dict(outcome.kubelet_versions),
         "evictions": [
-            {"node": e.node, "tick": e.tick, "time": e.time.isoformat(), "namespace": e.namespace, "pod": e.pod,
-             "uid": e.uid, "cause": e.cause, "owner_kinds": list(e.owner_kinds), "message": e.message}
+            {
+                "node": e.node,
+                "tick": e.tick,
+                "time": e.time.isoformat(),
+                "namespace": e.namespace,
+                "pod": e.pod,
+                "uid": e.uid,
+                "cause": e.cause,
+                "owner_kinds": list(e.owner_kinds),
+                "message": e.message,
+            }
             for e in outcome.evictions
         ],
         "rejected_at_admission": [{"node": n, "pod": p, "message": m} for n, p, m in outcome.rejected],
-        "condition_changes": [{"node": n, "time": t.isoformat(), "conditions": list(c)}
-                              for n, t, c in outcome.condition_changes],
+        "condition_changes": [
+            {"node": n, "time": t.isoformat(), "conditions": list(c)} for n, t, c in outcome.condition_changes
+        ],
     }
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode()
 
@@ -113,11 +134,18 @@ def print_outcome(outcome: Any, console: Any) -> None:
     sc = outcome.scenario
     console.print(f"[bold]scenario[/bold] {sc.name} ({sc.digest[:19]}…) → {outcome.out}", soft_wrap=True)
     nodes = ", ".join(f"{n}: kubelet {v}" for n, v in sorted(outcome.kubelet_versions.items()))
-    console.print(f"  {len(sc.nodes)} node(s) ({nodes}); {outcome.ticks} ticks every {format_duration(sc.interval)}"
-                  f" over {format_duration(sc.duration)}; closed loop", markup=False, soft_wrap=True)
+    console.print(
+        f"  {len(sc.nodes)} node(s) ({nodes}); {outcome.ticks} ticks every {format_duration(sc.interval)}"
+        f" over {format_duration(sc.duration)}; closed loop",
+        markup=False,
+        soft_wrap=True,
+    )
     for node, when, conditions in outcome.condition_changes:
-        console.print(f"  {when.isoformat()}  {node}: node conditions {', '.join(conditions) or 'none'}",
-                      markup=False, soft_wrap=True)
+        console.print(
+            f"  {when.isoformat()}  {node}: node conditions {', '.join(conditions) or 'none'}",
+            markup=False,
+            soft_wrap=True,
+        )
     if outcome.evictions:
         table = Table(title="evictions the kubelet made (the recording's ground truth)", title_justify="left")
         for col in ("time", "node", "pod", "cause", "message"):
@@ -147,8 +175,11 @@ def add_scenario_parser(sub: SubParsers) -> None:
     p.add_argument("--list", action="store_true", help="list the bundled scenarios")
     p.add_argument("--sample", metavar="NAME", help="use a bundled scenario (see --list)")
     p.add_argument("--show", action="store_true", help="print the bundled scenario's YAML (with --sample)")
-    p.add_argument("--kubelet-version", metavar="VERSION",
-                   help="run every node as this kubelet version instead of the scenario's (e.g. 1.32)")
+    p.add_argument(
+        "--kubelet-version",
+        metavar="VERSION",
+        help="run every node as this kubelet version instead of the scenario's (e.g. 1.32)",
+    )
     p.add_argument("--feature-gates", metavar="GATES", help="extra kubelet feature gates, e.g. 'A=true,B=false'")
     examples = {
         "eviction-hard": "'memory.available<500Mi,nodefs.available<10%%'",
@@ -159,7 +190,10 @@ def add_scenario_parser(sub: SubParsers) -> None:
         "eviction-pressure-transition-period": "30s",
     }
     for name in EVICTION_FLAGS:
-        p.add_argument(f"--{name}", metavar="VALUE",
-                       help=f"replaces its field in every node's kubelet, as the flag does, e.g. {examples[name]}")
+        p.add_argument(
+            f"--{name}",
+            metavar="VALUE",
+            help=f"replaces its field in every node's kubelet, as the flag does, e.g. {examples[name]}",
+        )
     p.add_argument("--json", action="store_true", help="print the outcome as one JSON document")
     p.set_defaults(func=run_scenario_command)

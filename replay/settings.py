@@ -67,9 +67,14 @@ class SettingsRequest:
             "feature_gates": dict(self.feature_gates),
             "config_source": self.baseline.source if self.baseline else "recorded /configz per node, else defaults",
             "overrides": self.overrides.given(),
-            "topology": ("inferred per node" if self.topology is None else
-                         {"dedicated_image_fs": self.topology.dedicated_image_fs,
-                          "split_container_image_fs": self.topology.split_container_image_fs}),
+            "topology": (
+                "inferred per node"
+                if self.topology is None
+                else {
+                    "dedicated_image_fs": self.topology.dedicated_image_fs,
+                    "split_container_image_fs": self.topology.split_container_image_fs,
+                }
+            ),
             "counterfactual": self.counterfactual,
         }
 
@@ -90,9 +95,12 @@ class NodeSettings:
     def digest_doc(self) -> dict[str, Any]:
         c = self.config
         return {
-            "node": self.node, "kubelet_version": self.profile.version,
-            "feature_gates": dict(sorted(self.profile.feature_gates.items())), "platform": self.platform,
-            "evictionHard": dict(c.eviction_hard), "evictionSoft": dict(c.eviction_soft),
+            "node": self.node,
+            "kubelet_version": self.profile.version,
+            "feature_gates": dict(sorted(self.profile.feature_gates.items())),
+            "platform": self.platform,
+            "evictionHard": dict(c.eviction_hard),
+            "evictionSoft": dict(c.eviction_soft),
             "evictionSoftGracePeriod": dict(c.eviction_soft_grace_period),
             "evictionMinimumReclaim": dict(c.eviction_minimum_reclaim),
             "evictionMaxPodGracePeriod": c.max_pod_grace_period_seconds,
@@ -159,8 +167,10 @@ def detect_platform(node: Node | None, pods: Iterable[Mapping[str, Any]] = ()) -
         (only,) = seen
         return only, f"from its pods' {OS_LABEL} (no node object names the OS)"
     if len(seen) > 1:
-        raise InputError(f"its pods demand different operating systems ({', '.join(sorted(seen))}) and no node "
-                         "object names the OS; record or import the Node object")
+        raise InputError(
+            f"its pods demand different operating systems ({', '.join(sorted(seen))}) and no node "
+            "object names the OS; record or import the Node object"
+        )
     return "linux", "assumed (no node object or pod names the OS)"
 
 
@@ -188,23 +198,27 @@ def resolve_node(
     try:
         fields: EvictionFields
         if request.baseline is not None:
-            fields = fields_from_kubelet_configuration(request.baseline.document, source=request.baseline.source,
-                                                       profile=prof, os=platform)
+            fields = fields_from_kubelet_configuration(
+                request.baseline.document, source=request.baseline.source, profile=prof, os=platform
+            )
         elif recorded_configz is not None:
             doc = recorded_configz if "kubeletconfig" in recorded_configz else {"kubeletconfig": recorded_configz}
-            fields = fields_from_kubelet_configuration(doc, source=f"recorded /configz of {node_name}", profile=prof,
-                                                       os=platform)
+            fields = fields_from_kubelet_configuration(
+                doc, source=f"recorded /configz of {node_name}", profile=prof, os=platform
+            )
         else:
             fields = default_fields(prof, platform)
         config = config_from_fields(prof, apply_flags(fields, request.overrides))
     except InputError as err:
-        raise InputError(f"{err.problem} (node {node_name}, kubelet {prof.version})", source=err.source,
-                         field=err.field) from None
+        raise InputError(
+            f"{err.problem} (node {node_name}, kubelet {prof.version})", source=err.source, field=err.field
+        ) from None
     return NodeSettings(node_name, prof, version_source, platform, config)
 
 
-def _configured_gates(request: SettingsRequest, recorded_configz: Mapping[str, Any] | None,
-                      prof: VersionProfile) -> dict[str, bool]:
+def _configured_gates(
+    request: SettingsRequest, recorded_configz: Mapping[str, Any] | None, prof: VersionProfile
+) -> dict[str, bool]:
     """The baseline's ``featureGates`` that the eviction port models and the version lets change.
 
     A node's configuration turns gates on or off as much as its version does; gates the port does

@@ -34,21 +34,42 @@ CONDITIONS = PRESSURE_CONDITIONS
 """The node conditions eviction thresholds raise, in the kubelet's order."""
 
 SIGNAL_ORDER = (
-    MEMORY_AVAILABLE, ALLOCATABLE_MEMORY_AVAILABLE, NODEFS_AVAILABLE, NODEFS_INODES_FREE, IMAGEFS_AVAILABLE,
-    IMAGEFS_INODES_FREE, CONTAINERFS_AVAILABLE, CONTAINERFS_INODES_FREE, PID_AVAILABLE,
+    MEMORY_AVAILABLE,
+    ALLOCATABLE_MEMORY_AVAILABLE,
+    NODEFS_AVAILABLE,
+    NODEFS_INODES_FREE,
+    IMAGEFS_AVAILABLE,
+    IMAGEFS_INODES_FREE,
+    CONTAINERFS_AVAILABLE,
+    CONTAINERFS_INODES_FREE,
+    PID_AVAILABLE,
 )
 """Signals in the order the kubelet's signal table lists them (api/types.go); others sort after."""
 
 SHORT_SIGNAL: Mapping[str, str] = {
-    MEMORY_AVAILABLE: "memory", ALLOCATABLE_MEMORY_AVAILABLE: "alloc memory",
-    NODEFS_AVAILABLE: "nodefs", NODEFS_INODES_FREE: "nodefs inodes", IMAGEFS_AVAILABLE: "imagefs",
-    IMAGEFS_INODES_FREE: "imagefs inodes", CONTAINERFS_AVAILABLE: "containerfs",
-    CONTAINERFS_INODES_FREE: "containerfs inodes", PID_AVAILABLE: "pids",
+    MEMORY_AVAILABLE: "memory",
+    ALLOCATABLE_MEMORY_AVAILABLE: "alloc memory",
+    NODEFS_AVAILABLE: "nodefs",
+    NODEFS_INODES_FREE: "nodefs inodes",
+    IMAGEFS_AVAILABLE: "imagefs",
+    IMAGEFS_INODES_FREE: "imagefs inodes",
+    CONTAINERFS_AVAILABLE: "containerfs",
+    CONTAINERFS_INODES_FREE: "containerfs inodes",
+    PID_AVAILABLE: "pids",
 }
 """A column header's worth of each signal's name."""
 
-NODE_SIGNAL_COLUMNS = ("tick", "time", "signal", "available", "capacity", "threshold_id", "threshold_value", "met",
-                       "actionable")
+NODE_SIGNAL_COLUMNS = (
+    "tick",
+    "time",
+    "signal",
+    "available",
+    "capacity",
+    "threshold_id",
+    "threshold_value",
+    "met",
+    "actionable",
+)
 
 
 def is_bytes(signal: str) -> bool:
@@ -77,9 +98,13 @@ def pressure_seconds(result: ReplayResult) -> dict[tuple[str, str], float]:
 
 def lowest_available(signals: pl.LazyFrame) -> pl.DataFrame:
     """node, signal, lowest: the minimum available per node and signal (one aggregation over three columns)."""
-    return (signals.select("node", "signal", "available")
-            .group_by("node", "signal").agg(pl.col("available").min().alias("lowest"))
-            .sort("node", "signal").collect())
+    return (
+        signals.select("node", "signal", "available")
+        .group_by("node", "signal")
+        .agg(pl.col("available").min().alias("lowest"))
+        .sort("node", "signal")
+        .collect()
+    )
 
 
 def overcommit_peaks(overcommit: pl.LazyFrame | pl.DataFrame | None, resource: str = "memory") -> dict[str, float]:
@@ -87,13 +112,22 @@ def overcommit_peaks(overcommit: pl.LazyFrame | pl.DataFrame | None, resource: s
     left out)."""
     if overcommit is None:
         return {}
-    peaks = (overcommit.lazy().filter((pl.col("resource") == resource) & (pl.col("allocatable") > 0))
-             .group_by("node").agg((pl.col("limits") / pl.col("allocatable")).max().alias("peak")).collect())
+    peaks = (
+        overcommit.lazy()
+        .filter((pl.col("resource") == resource) & (pl.col("allocatable") > 0))
+        .group_by("node")
+        .agg((pl.col("limits") / pl.col("allocatable")).max().alias("peak"))
+        .collect()
+    )
     return {row[0]: row[1] for row in peaks.iter_rows()}
 
 
 def node_signals(signals: pl.LazyFrame, node: str) -> pl.DataFrame:
     """One node's signal rows (:data:`NODE_SIGNAL_COLUMNS`) in tick, signal, threshold order; the node
     predicate is pushed into the scan."""
-    return (signals.filter(pl.col("node") == node).select(*NODE_SIGNAL_COLUMNS)
-            .sort("tick", "signal", "threshold_id").collect())
+    return (
+        signals.filter(pl.col("node") == node)
+        .select(*NODE_SIGNAL_COLUMNS)
+        .sort("tick", "signal", "threshold_id")
+        .collect()
+    )

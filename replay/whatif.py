@@ -39,23 +39,29 @@ class Variant:
     request: SettingsRequest
 
 
-def variants(common: SettingsRequest, dimensions: Sequence[Sequence[Change]], *,
-             baseline: SettingsRequest | None = None) -> list[Variant]:
+def variants(
+    common: SettingsRequest, dimensions: Sequence[Sequence[Change]], *, baseline: SettingsRequest | None = None
+) -> list[Variant]:
     """The baseline (the recorded settings, unless given), then one variant per combination of the dimensions'
     values, each the common request with those changes."""
     dimensions = [d for d in dimensions if d]
     if not dimensions:
-        raise InputError("nothing to compare with the recorded settings: give at least one --eviction-hard, "
-                         "--eviction-soft, --eviction-minimum-reclaim, --eviction-pressure-transition-period, "
-                         "--config/--configz or --kubelet-version 1.30,1.32", field="whatif")
+        raise InputError(
+            "nothing to compare with the recorded settings: give at least one --eviction-hard, "
+            "--eviction-soft, --eviction-minimum-reclaim, --eviction-pressure-transition-period, "
+            "--config/--configz or --kubelet-version 1.30,1.32",
+            field="whatif",
+        )
     count = 1
     for d in dimensions:
         count *= len(d)
     if count > MAX_VARIANTS:
-        raise InputError(f"{count} variants (the product of the flags given) is more than {MAX_VARIANTS}",
-                         field="whatif")
-    first = baseline or SettingsRequest(topology=common.topology, counterfactual=common.counterfactual,
-                                        label="baseline")
+        raise InputError(
+            f"{count} variants (the product of the flags given) is more than {MAX_VARIANTS}", field="whatif"
+        )
+    first = baseline or SettingsRequest(
+        topology=common.topology, counterfactual=common.counterfactual, label="baseline"
+    )
     out = [Variant(0, "baseline", first)]
     for combo in itertools.product(*dimensions):
         overrides: dict[str, object] = {}
@@ -64,7 +70,11 @@ def variants(common: SettingsRequest, dimensions: Sequence[Sequence[Change]], *,
             overrides.update(change.overrides)
             request.update(change.request)
         label = " ".join(change.label for change in combo)
-        made = dataclasses.replace(common, **request, label=label,  # type: ignore[arg-type]
-                                   overrides=dataclasses.replace(common.overrides, **overrides))  # type: ignore[arg-type]
+        made = dataclasses.replace(
+            common,
+            **request,  # type: ignore[arg-type]
+            label=label,
+            overrides=dataclasses.replace(common.overrides, **overrides),  # type: ignore[arg-type]
+        )
         out.append(Variant(len(out), label, made))
     return out

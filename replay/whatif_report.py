@@ -34,8 +34,11 @@ def write_output(results: list[ReplayResult], comparison: Comparison, out: Path)
 
 def _fmt_s(seconds: float) -> str:
     s = round(seconds)
-    return f"{s // 3600}h{s % 3600 // 60:02d}m{s % 60:02d}s" if s >= 3600 else (
-        f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s")
+    return (
+        f"{s // 3600}h{s % 3600 // 60:02d}m{s % 60:02d}s"
+        if s >= 3600
+        else (f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s")
+    )
 
 
 def _until(v: VariantSummary) -> str:
@@ -55,8 +58,10 @@ def horizon_lines(c: Comparison) -> list[str]:
     out = []
     for v in c.variants:
         if v.closed_loop:
-            out.append(f"#{v.index}: closed loop: regenerated from the scenario with these settings (evicted pods "
-                       "stop, controllers recreate): exact throughout")
+            out.append(
+                f"#{v.index}: closed loop: regenerated from the scenario with these settings (evicted pods "
+                "stop, controllers recreate): exact throughout"
+            )
             continue
         for node, (when, why) in sorted(v.horizons.items(), key=lambda kv: (kv[1][0], kv[0])):
             out.append(f"#{v.index} {node}: as recorded until {fmt_time(when)}, modelled after: {why}")
@@ -74,15 +79,35 @@ def print_comparison(c: Comparison, *, output: str | None = None, console: Conso
     if console is None and not out.is_terminal:
         out = Console(highlight=False, width=160)
     table = Table(title=f"what if: {c.recording}", title_justify="left")
-    for col in ("#", "variant", "kubelet", "evictions", "pods", "first eviction", "pressure",
-                "real predicted", "not coming back", "as recorded until"):
+    for col in (
+        "#",
+        "variant",
+        "kubelet",
+        "evictions",
+        "pods",
+        "first eviction",
+        "pressure",
+        "real predicted",
+        "not coming back",
+        "as recorded until",
+    ):
         table.add_column(col, overflow="fold", justify="right" if col in ("#", "evictions", "pods") else "left")
     for v in c.variants:
         pressure = ", ".join(f"{k} {_fmt_s(s)}" for k, s in v.pressure_s.items()) or "none"
         real = f"{v.matched}/{v.real} ({v.matched_exact} exact message)" if v.real else "— (none recorded)"
         gone = f"[red]{v.not_coming_back}[/red]" if v.not_coming_back else "0"
-        table.add_row(str(v.index), v.label, ",".join(v.kubelet_versions), str(v.evictions), str(v.pods_evicted),
-                      fmt_time(v.first_eviction), pressure, real, gone, _until(v))
+        table.add_row(
+            str(v.index),
+            v.label,
+            ",".join(v.kubelet_versions),
+            str(v.evictions),
+            str(v.pods_evicted),
+            fmt_time(v.first_eviction),
+            pressure,
+            real,
+            gone,
+            _until(v),
+        )
     out.print(table)
     for line in horizon_lines(c):
         out.print(line, markup=False, soft_wrap=True)
@@ -101,15 +126,20 @@ def print_comparison(c: Comparison, *, output: str | None = None, console: Conso
         differing = [p for p in c.pods if p.messages_differ]
         for p in differing:
             base = next(e for e in p.evictions if e is not None)
-            msgs = Table(title=f"messages for {p.namespace}/{p.pod} (changes against #{p.evictions.index(base)} "
-                         "marked)", title_justify="left")
+            msgs = Table(
+                title=f"messages for {p.namespace}/{p.pod} (changes against #{p.evictions.index(base)} marked)",
+                title_justify="left",
+            )
             msgs.add_column("#", justify="right")
             msgs.add_column("variant", overflow="fold")
             msgs.add_column("message", overflow="fold")
             for v, e in zip(c.variants, p.evictions, strict=True):
                 if e is not None:
-                    msgs.add_row(str(v.index), v.label, marked_diff(base.message, e.message) if e is not base
-                                 else Text(e.message))
+                    msgs.add_row(
+                        str(v.index),
+                        v.label,
+                        marked_diff(base.message, e.message) if e is not base else Text(e.message),
+                    )
             out.print(msgs)
     where = f"; results in {output}" if output else ""
     out.print(f"{len(c.variants)} variants, {len(c.pods)} pods whose fate differs{where}", markup=False)

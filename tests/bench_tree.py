@@ -31,7 +31,7 @@ def _children() -> dict[int, list[int]]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
         tree.setdefault(ppid, []).append(int(entry.name))
     return tree
 
@@ -48,7 +48,7 @@ def tree_rss(root: int, cpu: dict[int, float]) -> int:
         try:
             total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
             stat = Path(f"/proc/{pid}/stat").read_text()
-            fields = stat[stat.rindex(")") + 2:].split()
+            fields = stat[stat.rindex(")") + 2 :].split()
             cpu[pid] = (int(fields[11]) + int(fields[12])) / TICKS
         except (OSError, IndexError, ValueError):
             pass
@@ -79,8 +79,10 @@ def main() -> int:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     seen = sum(cpu.values()) - cpu.get(proc.pid, 0.0) + usage.ru_utime + usage.ru_stime
     note = f" KILLED past {args.limit_gb} GB" if killed else ""
-    print(f"bench: exit {code}{note}; wall {wall:.1f} s; CPU {seen:.1f} s; "
-          f"process-tree peak RSS {peak / 1e9:.2f} GB", file=sys.stderr)
+    print(
+        f"bench: exit {code}{note}; wall {wall:.1f} s; CPU {seen:.1f} s; process-tree peak RSS {peak / 1e9:.2f} GB",
+        file=sys.stderr,
+    )
     return code
 
 

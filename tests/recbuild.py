@@ -135,22 +135,40 @@ def failed(pod: dict[str, Any], message: str) -> dict[str, Any]:
 def evicted_event(pod: dict[str, Any], message: str, when: datetime) -> dict[str, Any]:
     meta = pod["metadata"]
     return {
-        "kind": "Event", "apiVersion": "v1",
+        "kind": "Event",
+        "apiVersion": "v1",
         "metadata": {"name": f"{meta['name']}.evicted", "namespace": meta["namespace"], "uid": "ev-" + meta["uid"]},
         "involvedObject": {"kind": "Pod", "namespace": meta["namespace"], "name": meta["name"], "uid": meta["uid"]},
-        "reason": "Evicted", "type": "Warning", "message": message, "lastTimestamp": stamp(when),
-        "firstTimestamp": stamp(when), "source": {"component": "kubelet", "host": pod["spec"]["nodeName"]},
+        "reason": "Evicted",
+        "type": "Warning",
+        "message": message,
+        "lastTimestamp": stamp(when),
+        "firstTimestamp": stamp(when),
+        "source": {"component": "kubelet", "host": pod["spec"]["nodeName"]},
     }
 
 
-CONFIGZ = {"kubeletconfig": {"evictionHard": {"memory.available": "1.5Gi"}, "evictionPressureTransitionPeriod": "5m0s",
-                             "enforceNodeAllocatable": ["pods"]}}
+CONFIGZ = {
+    "kubeletconfig": {
+        "evictionHard": {"memory.available": "1.5Gi"},
+        "evictionPressureTransitionPeriod": "5m0s",
+        "enforceNodeAllocatable": ["pods"],
+    }
+}
 """What the kind worker's /configz shows (the sample's kubelet-config.yaml, defaulted)."""
 
 
-def sidecar_recording(root: Path, *, interval: float = 10.0, tick_offset: float = 0.0, failed_after: float = 1.0,
-                      lows: Sequence[bool] = (False, False, True, True, True), version: str = "v1.30.0",
-                      configz: dict[str, Any] | None = CONFIGZ, fold_after: Sequence[int] = ()) -> Path:
+def sidecar_recording(
+    root: Path,
+    *,
+    interval: float = 10.0,
+    tick_offset: float = 0.0,
+    failed_after: float = 1.0,
+    lows: Sequence[bool] = (False, False, True, True, True),
+    version: str = "v1.30.0",
+    configz: dict[str, Any] | None = CONFIGZ,
+    fold_after: Sequence[int] = (),
+) -> Path:
     """The kubelet samples stats every ``interval`` s; the recorder's tick ``i`` starts ``tick_offset`` s after
     sample ``i``; the first low sample makes the kubelet evict alloc-sidecars ``failed_after`` s later (pod
     Failed and an Evicted event, as a real cluster shows them)."""
@@ -164,8 +182,11 @@ def sidecar_recording(root: Path, *, interval: float = 10.0, tick_offset: float 
     evicted = False
     for i, low in enumerate(lows):
         sampled = T0 + timedelta(seconds=interval * i)
-        plan.ticks.append(Tick(sampled + timedelta(seconds=tick_offset),
-                               {"kind-worker": summary_at(sampled, LOW if low else 4 << 30)}))
+        plan.ticks.append(
+            Tick(
+                sampled + timedelta(seconds=tick_offset), {"kind-worker": summary_at(sampled, LOW if low else 4 << 30)}
+            )
+        )
         if low and not evicted:
             evicted = True
             when = sampled + timedelta(seconds=failed_after)

@@ -15,7 +15,6 @@ ROOT = Path(__file__).resolve().parents[1]
 CORE_PACKAGES = ("kube", "replay", "recordings")
 
 
-
 def _modules() -> list[str]:
     names: list[str] = []
     for package in CORE_PACKAGES:
@@ -52,8 +51,9 @@ def test_importing_every_core_module_loads_neither_textual_nor_tui() -> None:
     assert proc.stdout.strip().splitlines()[-1] == "[]"
 
 
-_FORBIDDEN = re.compile(r"^\s*(import\s+textual\b|from\s+textual\b|from\s+tui\b|import\s+tui\b|from\s+\.+tui\b)",
-                        re.MULTILINE)
+_FORBIDDEN = re.compile(
+    r"^\s*(import\s+textual\b|from\s+textual\b|from\s+tui\b|import\s+tui\b|from\s+\.+tui\b)", re.MULTILINE
+)
 
 
 @pytest.mark.parametrize("package", CORE_PACKAGES)
@@ -92,39 +92,55 @@ BASE = "kube"
 
 
 def test_recordings_never_import_replay_or_the_ui() -> None:
-    offenders = {f: sorted(n for n in names if n.split(".")[0] in ("replay", "tui"))
-                 for f, names in _imports("recordings").items()}
+    offenders = {
+        f: sorted(n for n in names if n.split(".")[0] in ("replay", "tui"))
+        for f, names in _imports("recordings").items()
+    }
     assert {f: n for f, n in offenders.items() if n} == {}
 
 
 def test_the_port_imports_only_itself_and_the_base() -> None:
     port = {f: names for f, names in _imports("replay").items() if f.startswith("replay/kubelet/")}
-    offenders = {f: sorted(n for n in names if _first_party(n) and not n.startswith(("replay.kubelet", BASE)))
-                 for f, names in port.items()}
+    offenders = {
+        f: sorted(n for n in names if _first_party(n) and not n.startswith(("replay.kubelet", BASE)))
+        for f, names in port.items()
+    }
     assert {f: n for f, n in offenders.items() if n} == {}
 
 
-ENGINE_INTERNALS = ("replay.fast", "replay.reference", "replay.collect", "replay.kubelet.manager",
-                    "replay.kubelet.ranking", "replay.kubelet.stats")
+ENGINE_INTERNALS = (
+    "replay.fast",
+    "replay.reference",
+    "replay.collect",
+    "replay.kubelet.manager",
+    "replay.kubelet.ranking",
+    "replay.kubelet.stats",
+)
 """What only the engine uses: the UI takes finished results (replay.engine, replay.results, replay.views …)."""
 
 
 def test_the_ui_takes_results_and_never_reaches_into_the_engine() -> None:
-    offenders = {f: sorted(n for n in names if n.startswith(ENGINE_INTERNALS))
-                 for f, names in _imports("tui").items()}
+    offenders = {f: sorted(n for n in names if n.startswith(ENGINE_INTERNALS)) for f, names in _imports("tui").items()}
     assert {f: n for f, n in offenders.items() if n} == {}
 
 
 def test_the_engine_has_one_entry_the_front_ends_use() -> None:
     """replay, whatif, explain --at and the TUI reach the columnar path only through replay.engine."""
-    front_ends = {f: names for f, names in {**_imports("replay"), **_imports("tui")}.items()
-                  if f.startswith(("replay/cli/", "tui/")) or f in ("replay/moment.py", "replay/whatif.py")}
-    offenders = {f: sorted(n for n in names if n.startswith(("replay.fast", "replay.reference", "replay.collect")))
-                 for f, names in front_ends.items()}
+    front_ends = {
+        f: names
+        for f, names in {**_imports("replay"), **_imports("tui")}.items()
+        if f.startswith(("replay/cli/", "tui/")) or f in ("replay/moment.py", "replay/whatif.py")
+    }
+    offenders = {
+        f: sorted(n for n in names if n.startswith(("replay.fast", "replay.reference", "replay.collect")))
+        for f, names in front_ends.items()
+    }
     assert {f: n for f, n in offenders.items() if n} == {}
 
 
 def test_the_base_imports_nothing_but_itself() -> None:
-    offenders = {f: sorted(n for n in names if _first_party(n) and not n.startswith("kube"))
-                 for f, names in _imports("kube").items()}
+    offenders = {
+        f: sorted(n for n in names if _first_party(n) and not n.startswith("kube"))
+        for f, names in _imports("kube").items()
+    }
     assert {f: n for f, n in offenders.items() if n} == {}

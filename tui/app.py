@@ -60,8 +60,9 @@ class EvictlensApp(App[int]):
         Binding("d", "compare", "Compare"),
     ]
 
-    def __init__(self, target: Path | None, *, cache: Path | None = None, export_dir: Path | None = None,
-                 jobs: int = 0) -> None:
+    def __init__(
+        self, target: Path | None, *, cache: Path | None = None, export_dir: Path | None = None, jobs: int = 0
+    ) -> None:
         super().__init__()
         self.jobs = jobs
         """Local processes the engine replays nodes over (0: all cores), as ``replay --jobs``."""
@@ -160,9 +161,15 @@ class EvictlensApp(App[int]):
         """Replay the current result's recording with the form's settings on the engine, in a worker."""
         recording = self.view.recording()
         if recording is None:
-            self.post_message(WorkFailed("what-if", EvictlensError(
-                "the recording of this result is not on disk; a what-if needs it",
-                source=self.view.result.recording).one_line()))
+            self.post_message(
+                WorkFailed(
+                    "what-if",
+                    EvictlensError(
+                        "the recording of this result is not on disk; a what-if needs it",
+                        source=self.view.result.recording,
+                    ).one_line(),
+                )
+            )
             return
         self._whatifs += 1
         label = f"what-if {self._whatifs}: {describe_request(message.request)}"
@@ -170,8 +177,13 @@ class EvictlensApp(App[int]):
         for screen in self.screen_stack:
             if isinstance(screen, ResultsScreen):
                 screen.show_started(label)
-        self.run_worker(partial(self._run_whatif, self.view, recording, request), name=label, group="whatif",
-                        thread=True, exit_on_error=False)
+        self.run_worker(
+            partial(self._run_whatif, self.view, recording, request),
+            name=label,
+            group="whatif",
+            thread=True,
+            exit_on_error=False,
+        )
 
     def _run_whatif(self, of: ResultsView, recording: Path, request: SettingsRequest) -> None:
         job = ReplayJob(recording, request, request.label, self.jobs, opened=of.open_recording())
@@ -188,8 +200,7 @@ class EvictlensApp(App[int]):
         from tui.screens.compare import CompareScreen
 
         if len(self.results) < 2:
-            self.notify("only one result so far: run a what-if (w) to have something to compare",
-                        severity="warning")
+            self.notify("only one result so far: run a what-if (w) to have something to compare", severity="warning")
             return
         b_index = message.b_index
         if b_index is None:
@@ -217,8 +228,13 @@ class EvictlensApp(App[int]):
         if len(self.results) == 1:
             self.switch_screen(OverviewScreen())
             # the eviction detail and pod view read the recording: opened now, while the user looks around
-            self.run_worker(message.view.open_recording, name="opening the recording", group="recording",
-                            thread=True, exit_on_error=False)
+            self.run_worker(
+                message.view.open_recording,
+                name="opening the recording",
+                group="recording",
+                thread=True,
+                exit_on_error=False,
+            )
         else:
             self.notify(f"{message.view.label}: {len(message.view.result.evictions)} evictions", title="what-if done")
             self._notify_screens()
@@ -276,8 +292,9 @@ class EvictlensApp(App[int]):
         obj = screen.export_object() if isinstance(screen, ResultsScreen) else ""
         return "-".join(p for p in ("evictlens", kind, obj, what) if p)
 
-    def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
-                           time_format: str | None = None) -> str | None:
+    def deliver_screenshot(
+        self, filename: str | None = None, path: str | None = None, time_format: str | None = None
+    ) -> str | None:
         """The palette's screenshot: an SVG into ``--export-dir`` (default: the current directory), named for
         the screen and the time, never over another file (Textual's default is ~/Downloads, often missing)."""
         from tui.export import export_path, write_new
@@ -308,12 +325,16 @@ class EvictlensApp(App[int]):
             if not binding.description or binding.action in seen or binding.action.startswith("app.command"):
                 continue
             seen.add(binding.action)
-            yield SystemCommand(binding.description, f"key {binding.key_display or key}",
-                                partial(self.run_action, binding.action, active.node))
+            yield SystemCommand(
+                binding.description,
+                f"key {binding.key_display or key}",
+                partial(self.run_action, binding.action, active.node),
+            )
 
 
-def make_app(target: str | Path | None = None, *, cache: Path | None = None,
-             export_dir: Path | None = None, jobs: int = 0) -> EvictlensApp:
+def make_app(
+    target: str | Path | None = None, *, cache: Path | None = None, export_dir: Path | None = None, jobs: int = 0
+) -> EvictlensApp:
     """The app for ``evictlens tui [TARGET]``: a recording, a results directory, or (None) the sample;
     ``jobs``: local processes for replays (0: all cores)."""
     return EvictlensApp(None if target is None else Path(target), cache=cache, export_dir=export_dir, jobs=jobs)

@@ -20,8 +20,10 @@ def run_tui(args: argparse.Namespace) -> int:
     from tui.app import make_app
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise InputError("needs an interactive terminal (stdin and stdout); for scripts use evictlens replay "
-                         "--json or -o DIR", field="tui")
+        raise InputError(
+            "needs an interactive terminal (stdin and stdout); for scripts use evictlens replay --json or -o DIR",
+            field="tui",
+        )
 
     if args.jobs is not None and args.jobs < 1:
         raise InputError(f"expected a number of processes of at least 1, got {args.jobs}", field="--jobs")
@@ -40,9 +42,18 @@ def add_parser(sub: Any) -> None:
         epilog="examples:\n  evictlens tui\n  evictlens tui rec/\n  evictlens tui out/",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("target", nargs="?", metavar="REC|RESULTS",
-                   help="a recording directory or a results directory (default: the bundled sample)")
-    p.add_argument("--jobs", type=int, metavar="N", default=None,
-                   help="replay a recording's nodes (and each what-if) over N local processes (default: all cores)")
+    p.add_argument(
+        "target",
+        nargs="?",
+        metavar="REC|RESULTS",
+        help="a recording directory or a results directory (default: the bundled sample)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        default=None,
+        help="replay a recording's nodes (and each what-if) over N local processes (default: all cores)",
+    )
     p.add_argument("--export-dir", metavar="DIR", help="where ctrl+e / ctrl+j write tables (default: .)")
     p.set_defaults(func=run_tui)

@@ -63,8 +63,14 @@ def write_new(path: Path, text: str) -> Path:
         return candidate
 
 
-def export_table(directory: Path, name: str, fmt: str, columns: Sequence[str], rows: Sequence[Sequence[Any]],
-                 now: datetime | None = None) -> Path:
+def export_table(
+    directory: Path,
+    name: str,
+    fmt: str,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    now: datetime | None = None,
+) -> Path:
     """Write the rows as ``name-TIMESTAMP.csv`` / ``.json`` into ``directory`` and return its path."""
     text = to_csv(columns, rows) if fmt == "csv" else to_json(columns, rows)
     return write_new(export_path(directory, name, fmt, now), text)

@@ -34,16 +34,21 @@ def classify(path: Path) -> Kind:
     if path.is_file() and path.name.endswith(SUFFIX):
         return "packed"
     if path.is_file() and tarfile.is_tarfile(path):
-        raise InputError(f"a tar file not named *{SUFFIX}; if it is a packed recording, evictlens unpack it "
-                         "(evictlens unpack FILE DIR) and open the directory", source=str(path))
+        raise InputError(
+            f"a tar file not named *{SUFFIX}; if it is a packed recording, evictlens unpack it "
+            "(evictlens unpack FILE DIR) and open the directory",
+            source=str(path),
+        )
     if path.is_dir() and (path / "result.json").is_file():
         return "results"
     if path.is_dir() and (path / "manifest.json").is_file():
         return "recording"
     what = "a directory" if path.is_dir() else "a file"
-    raise InputError(f"{what} that is neither a recording (no manifest.json) nor a results directory "
-                     "(no result.json); give a directory written by evictlens record / import / replay -o",
-                     source=str(path))
+    raise InputError(
+        f"{what} that is neither a recording (no manifest.json) nor a results directory "
+        "(no result.json); give a directory written by evictlens record / import / replay -o",
+        source=str(path),
+    )
 
 
 @dataclass
@@ -71,8 +76,9 @@ class ReplayJob:
         from replay.engine import replay
 
         start_process_helpers()
-        (result,) = replay(self.rec, [self.request], self.names, jobs=self.jobs or os.cpu_count() or 1,
-                           progress=advance)
+        (result,) = replay(
+            self.rec, [self.request], self.names, jobs=self.jobs or os.cpu_count() or 1, progress=advance
+        )
         return ResultsView.from_result(result, self.label, str(self.recording), self.request, opened=self.rec)
 
 
@@ -110,5 +116,6 @@ def describe_request(request: SettingsRequest) -> str:
     """One line for a result's settings: the version, every flag given, and the closed loop when chosen."""
     version = request.kubelet_version or "per node"
     flags = ", ".join(f"{k} {v}" for k, v in request.overrides.given().items())
-    return (f"kubelet {version}" + (f"; {flags}" if flags else "")
-            + ("; counterfactual" if request.counterfactual else ""))
+    return (
+        f"kubelet {version}" + (f"; {flags}" if flags else "") + ("; counterfactual" if request.counterfactual else "")
+    )

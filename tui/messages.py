@@ -92,5 +92,7 @@ def worker_failure(event: Worker.StateChanged) -> WorkFailed | None:
     if event.state != WorkerState.ERROR:
         return None
     error = event.worker.error
-    return WorkFailed(event.worker.name or "background work",
-                      one_line(error) if error is not None else "internal error: the worker failed")
+    return WorkFailed(
+        event.worker.name or "background work",
+        one_line(error) if error is not None else "internal error: the worker failed",
+    )

@@ -37,8 +37,14 @@ class ResultsView:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
-    def from_result(cls, result: ReplayResult, label: str, origin: str, request: SettingsRequest | None = None,
-                    opened: Recording | None = None) -> ResultsView:
+    def from_result(
+        cls,
+        result: ReplayResult,
+        label: str,
+        origin: str,
+        request: SettingsRequest | None = None,
+        opened: Recording | None = None,
+    ) -> ResultsView:
         """``opened``: the recording the result was replayed from, already open (the detail views read it)."""
         view = cls(label, result, result.signals, origin, request)
         view._recording = opened

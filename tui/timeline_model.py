@@ -99,8 +99,9 @@ class TimelineModel:
         self.times = passes["time"].to_list()
         self.signals = sorted(set(self.series["signal"].to_list()), key=signal_key)
         self.signal = self.signals[0] if self.signals else ""
-        first_signal = next((e.signal for e in sorted(self.evictions, key=lambda e: (e.time, e.id))
-                             if e.signal in self.signals), None)
+        first_signal = next(
+            (e.signal for e in sorted(self.evictions, key=lambda e: (e.time, e.id)) if e.signal in self.signals), None
+        )
         if first_signal:  # open on the signal the node's first eviction was for (imagefs, inodes …)
             self.signal = first_signal
         self.window = (0, max(0, len(self.ticks) - 1))
@@ -194,8 +195,11 @@ class TimelineModel:
     def jump(self, forward: bool) -> Marker | None:
         """Move to the next (or previous) eviction marker; None when there is none that way."""
         marks = self.markers()
-        pick = ([m for m in marks if m.index > self.cursor][:1] if forward
-                else [m for m in marks if m.index < self.cursor][-1:])
+        pick = (
+            [m for m in marks if m.index > self.cursor][:1]
+            if forward
+            else [m for m in marks if m.index < self.cursor][-1:]
+        )
         if not pick:
             return None
         self.goto(pick[0].index)
@@ -221,9 +225,17 @@ class TimelineModel:
                 continue
             by_id = {r["threshold_id"]: r for r in mine.iter_rows(named=True)}
             first = mine.row(0, named=True)
-            out.append(CursorValue(signal, first["available"], first["capacity"], [
-                (t, by_id.get(t.id, {}).get("threshold_value"), by_id.get(t.id, {}).get("met"))
-                for t in self.thresholds_of(signal)]))
+            out.append(
+                CursorValue(
+                    signal,
+                    first["available"],
+                    first["capacity"],
+                    [
+                        (t, by_id.get(t.id, {}).get("threshold_value"), by_id.get(t.id, {}).get("met"))
+                        for t in self.thresholds_of(signal)
+                    ],
+                )
+            )
         return out
 
     def active_conditions(self) -> list[str]:
@@ -233,7 +245,7 @@ class TimelineModel:
         lo, hi = self.window
         signal = self.signal
         values = self.values(signal)
-        peak = max((v for v in values[lo:hi + 1] if v is not None), default=0)
+        peak = max((v for v in values[lo : hi + 1] if v is not None), default=0)
         if is_bytes(signal):
             unit, scale = ("GiB", float(1 << 30)) if peak >= 4 << 30 else ("MiB", float(1 << 20))
         else:
@@ -244,7 +256,7 @@ class TimelineModel:
         def reduce(series: list[int | None]) -> list[float | None]:
             out: list[float | None] = []
             for x in xs:
-                bucket = [v for v in series[x:min(x + step, hi + 1)] if v is not None]
+                bucket = [v for v in series[x : min(x + step, hi + 1)] if v is not None]
                 out.append(min(bucket) / scale if bucket else None)
             return out
 
@@ -256,11 +268,21 @@ class TimelineModel:
         n_labels = 4
         positions = sorted({lo + (hi - lo) * k // max(1, n_labels - 1) for k in range(n_labels)})
         labels = [(p, self.times[p].strftime("%H:%M:%S")) for p in positions if p < len(self.times)]
-        return PlotData(signal, unit, scale, xs, reduce(values), thresholds,
-                        [b for b in self.bands()
-                         if b.last >= lo and b.first <= hi and b.condition == condition_of(signal)],
-                        [m for m in self.markers() if lo <= m.index <= hi], self.cursor, (lo, hi), labels,
-                        y_range, zoomed)
+        return PlotData(
+            signal,
+            unit,
+            scale,
+            xs,
+            reduce(values),
+            thresholds,
+            [b for b in self.bands() if b.last >= lo and b.first <= hi and b.condition == condition_of(signal)],
+            [m for m in self.markers() if lo <= m.index <= hi],
+            self.cursor,
+            (lo, hi),
+            labels,
+            y_range,
+            zoomed,
+        )
 
     def _y_range(self, ys: list[float | None], limits: list[float | None]) -> tuple[tuple[float, float], bool]:
         """0 to the top of what is drawn, or 0 to three times the highest threshold (a 67Mi reading against a

@@ -135,12 +135,20 @@ def _discover_nodes(client: PrometheusClient, spec: PrometheusImport, b: Builder
     conv = spec.conventions
     span = _range_text(spec.end - spec.start + spec.step)
     probes = [
-        (conv.ksm_node, f"count by ({conv.ksm_node}) (last_over_time("
-         f"kube_node_info{conv.matchers(conv.ksm_node)}[{span}]))"),
-        (conv.kubelet_node, f"count by ({conv.kubelet_node}) (last_over_time("
-         f"container_memory_working_set_bytes{conv.matchers(conv.kubelet_node)}[{span}]))"),
-        (conv.node_exporter_node, f"count by ({conv.node_exporter_node}) (last_over_time("
-         f"node_filesystem_size_bytes{conv.matchers(conv.node_exporter_node)}[{span}]))"),
+        (
+            conv.ksm_node,
+            f"count by ({conv.ksm_node}) (last_over_time(kube_node_info{conv.matchers(conv.ksm_node)}[{span}]))",
+        ),
+        (
+            conv.kubelet_node,
+            f"count by ({conv.kubelet_node}) (last_over_time("
+            f"container_memory_working_set_bytes{conv.matchers(conv.kubelet_node)}[{span}]))",
+        ),
+        (
+            conv.node_exporter_node,
+            f"count by ({conv.node_exporter_node}) (last_over_time("
+            f"node_filesystem_size_bytes{conv.matchers(conv.node_exporter_node)}[{span}]))",
+        ),
     ]
     found: set[str] = set()
     for label, query in probes:
@@ -196,8 +204,9 @@ def _interval_notes(notes: _Notes, interval: float | None, step: float) -> None:
             "an eviction's timing is only known to within one scrape interval"
         )
     if step < interval - 0.5:
-        notes.add(f"--step {step:g}s is finer than the scrape interval ({interval:g}s): "
-                  "consecutive ticks repeat a sample")
+        notes.add(
+            f"--step {step:g}s is finer than the scrape interval ({interval:g}s): consecutive ticks repeat a sample"
+        )
 
 
 def _options(spec: PrometheusImport, nodes: list[str], interval: float | None) -> dict[str, Any]:
@@ -206,18 +215,32 @@ def _options(spec: PrometheusImport, nodes: list[str], interval: float | None) -
     conv = spec.conventions
     return {
         "prometheus": f"{url.scheme}://{url.hostname}{f':{url.port}' if url.port else ''}{url.path}",
-        "from": _iso(spec.start), "to": _iso(spec.end), "step": f"{spec.step:g}s",
+        "from": _iso(spec.start),
+        "to": _iso(spec.end),
+        "step": f"{spec.step:g}s",
         "scrape_interval": f"{interval:g}s" if interval else None,
-        "nodes": nodes, "selector": list(conv.selector), "lookback": spec.lookback,
-        "labels": {"kubelet_node": conv.kubelet_node, "node_exporter_node": conv.node_exporter_node,
-                   "ksm_node": conv.ksm_node},
+        "nodes": nodes,
+        "selector": list(conv.selector),
+        "lookback": spec.lookback,
+        "labels": {
+            "kubelet_node": conv.kubelet_node,
+            "node_exporter_node": conv.node_exporter_node,
+            "ksm_node": conv.ksm_node,
+        },
         "mountpoints": {"nodefs": conv.nodefs_mountpoint, "imagefs": conv.imagefs_mountpoint},
     }
 
 
 # -- the windows --------------------------------------------------------------------------------
-def _write(client: PrometheusClient, spec: PrometheusImport, b: Builder, nodes: list[str],
-           writer: RecordingWriter, notes: _Notes, report: Progress) -> None:
+def _write(
+    client: PrometheusClient,
+    spec: PrometheusImport,
+    b: Builder,
+    nodes: list[str],
+    writer: RecordingWriter,
+    notes: _Notes,
+    report: Progress,
+) -> None:
     total = round((spec.end - spec.start) / spec.step) + 1
     per = max(1, int(spec.window // spec.step))
     windows = [(lo, min(total, lo + per)) for lo in range(0, total, per)]
@@ -242,26 +265,38 @@ def _write(client: PrometheusClient, spec: PrometheusImport, b: Builder, nodes: 
     report("importing", len(windows), len(windows))
     state.finish(writer)
     if not state.pods:
-        notes.add("no kube_pod_info series (kube-state-metrics) for these nodes: no pod objects, so replay has no "
-                  "pods to rank or evict")
+        notes.add(
+            "no kube_pod_info series (kube-state-metrics) for these nodes: no pod objects, so replay has no "
+            "pods to rank or evict"
+        )
     if not state.nodes:
-        notes.add("no kube_node_info series (kube-state-metrics): no node objects (capacity, allocatable, "
-                  "conditions, kubelet version)")
+        notes.add(
+            "no kube_node_info series (kube-state-metrics): no node objects (capacity, allocatable, "
+            "conditions, kubelet version)"
+        )
     _source_notes(notes, used, nodes, b)
     if gaps:
         notes.add(f"{gaps} node-steps had no node-level sample (scrape failures or staleness gaps): recorded as gaps")
-    notes.add("pod volumes (emptyDir usage and sizeLimit) are not in Prometheus: emptyDir limit evictions are not "
-              "decidable, and pods[].ephemeral-storage.usedBytes is rootfs + logs only")
+    notes.add(
+        "pod volumes (emptyDir usage and sizeLimit) are not in Prometheus: emptyDir limit evictions are not "
+        "decidable, and pods[].ephemeral-storage.usedBytes is rootfs + logs only"
+    )
     notes.add("containers of a pod are listed by name (kube-state-metrics does not keep spec order)")
     if state.unknown_classes:
-        notes.add(f"priority classes without a value ({', '.join(sorted(state.unknown_classes))}): priority 0; "
-                  "pass --priority-classes (kubectl get priorityclasses -o json)")
+        notes.add(
+            f"priority classes without a value ({', '.join(sorted(state.unknown_classes))}): priority 0; "
+            "pass --priority-classes (kubectl get priorityclasses -o json)"
+        )
     if not spec.configz:
-        notes.add("no --configz/--config: the kubelet's eviction settings are not in Prometheus; replay uses the "
-                  "version's defaults unless given settings")
+        notes.add(
+            "no --configz/--config: the kubelet's eviction settings are not in Prometheus; replay uses the "
+            "version's defaults unless given settings"
+        )
     if not spec.events:
-        notes.add("no --events: real eviction messages are not in Prometheus; ground truth is kube-state-metrics' "
-                  "Evicted reason (no message)")
+        notes.add(
+            "no --events: real eviction messages are not in Prometheus; ground truth is kube-state-metrics' "
+            "Evicted reason (no message)"
+        )
 
 
 def _configz_for(spec: PrometheusImport, nodes: list[str]) -> list[tuple[str, Mapping[str, Any]]]:
@@ -288,9 +323,17 @@ def _submit(client: PrometheusClient, spec: PrometheusImport, b: Builder, lo: in
     return client.submit(ranges, instants)
 
 
-def _window(results: Mapping[str, list[Series]], spec: PrometheusImport, b: Builder, nodes: list[str],
-            writer: RecordingWriter, state: _ObjectState, used: dict[str, dict[str, set[str]]],
-            lo: int, hi: int) -> int:
+def _window(
+    results: Mapping[str, list[Series]],
+    spec: PrometheusImport,
+    b: Builder,
+    nodes: list[str],
+    writer: RecordingWriter,
+    state: _ObjectState,
+    used: dict[str, dict[str, set[str]]],
+    lo: int,
+    hi: int,
+) -> int:
     """Assemble and publish ticks [lo, hi) from their query results; returns the number of gap rows."""
     series_q = node_queries(b) + pod_queries(b) + time_queries(b)
     static = {name.removeprefix("static:"): v for name, v in results.items() if name.startswith("static:")}
@@ -308,29 +351,39 @@ def _window(results: Mapping[str, list[Series]], spec: PrometheusImport, b: Buil
     pod_df, ctr_df = _pod_tables(frames, pods, results["pod_info"], spec, ok)
     sys_df = _system_table(frames, spec, ok)
     gap = grid.join(ok, on=["node", "tick"], how="anti")
-    tick_rows = pl.concat([
-        ok.with_columns(pl.lit(True).alias("ok"), pl.lit(None, pl.String).alias("error")),
-        gap.with_columns(pl.lit(False).alias("ok"), pl.lit(GAP).alias("error")),
-    ])
+    tick_rows = pl.concat(
+        [
+            ok.with_columns(pl.lit(True).alias("ok"), pl.lit(None, pl.String).alias("error")),
+            gap.with_columns(pl.lit(False).alias("ok"), pl.lit(GAP).alias("error")),
+        ]
+    )
     tick_rows = tick_rows.with_columns(_time_of(spec).alias("time"))
-    writer.publish_part({
-        "ticks": _conform("ticks", tick_rows),
-        "node_stats": _conform("node_stats", node_df),
-        "system_container_stats": _conform("system_container_stats", sys_df),
-        "pod_stats": _conform("pod_stats", pod_df),
-        "container_stats": _conform("container_stats", ctr_df),
-    })
+    writer.publish_part(
+        {
+            "ticks": _conform("ticks", tick_rows),
+            "node_stats": _conform("node_stats", node_df),
+            "system_container_stats": _conform("system_container_stats", sys_df),
+            "pod_stats": _conform("pod_stats", pod_df),
+            "container_stats": _conform("container_stats", ctr_df),
+        }
+    )
     return gap.height
 
 
-def _pick_alternative(q: Query, results: Mapping[str, list[Series]], spec: PrometheusImport, nodes: list[str],
-                      used: dict[str, dict[str, set[str]]]) -> pl.DataFrame:
+def _pick_alternative(
+    q: Query,
+    results: Mapping[str, list[Series]],
+    spec: PrometheusImport,
+    nodes: list[str],
+    used: dict[str, dict[str, set[str]]],
+) -> pl.DataFrame:
     """Per node, the first alternative with data in this window → node, *keys, tick, value."""
     parts = []
     taken: set[str] = set()
     for j, (src, _promql, label) in enumerate(q.alternatives):
         df = _long(results[f"{q.name}#{j}"], label, q.keys, spec).filter(
-            pl.col("node").is_in(nodes) & ~pl.col("node").is_in(list(taken)))
+            pl.col("node").is_in(nodes) & ~pl.col("node").is_in(list(taken))
+        )
         have = set(df["node"].unique().to_list())
         for n in have:
             used.setdefault(q.name, {}).setdefault(n, set()).add(src)
@@ -345,14 +398,19 @@ def _long(series: Sequence[Series], node_label: str, keys: Sequence[str], spec: 
     if not series:
         return pl.DataFrame(schema=schema)
     labels = pl.DataFrame(
-        {"sid": range(len(series)), "node": [s.labels.get(node_label, "") for s in series],
-         **{k: [s.labels.get(k, "") for s in series] for k in keys}},
+        {
+            "sid": range(len(series)),
+            "node": [s.labels.get(node_label, "") for s in series],
+            **{k: [s.labels.get(k, "") for s in series] for k in keys},
+        },
         schema={"sid": pl.Int64, **{c: t for c, t in schema.items() if c not in ("tick", "value")}},
     )
     samples = pl.DataFrame(
-        {"sid": [i for i, s in enumerate(series) for _ in s.raw],
-         "t": [float(p[0]) for s in series for p in s.raw],
-         "v": [p[1] for s in series for p in s.raw]},
+        {
+            "sid": [i for i, s in enumerate(series) for _ in s.raw],
+            "t": [float(p[0]) for s in series for p in s.raw],
+            "v": [p[1] for s in series for p in s.raw],
+        },
         schema={"sid": pl.Int64, "t": pl.Float64, "v": pl.String},
     )
     out = samples.with_columns(
@@ -376,38 +434,70 @@ def _value(frames: Mapping[str, pl.DataFrame], name: str) -> pl.DataFrame:
 
 
 def _node_table(grid: pl.DataFrame, frames: Mapping[str, pl.DataFrame], spec: PrometheusImport) -> pl.DataFrame:
-    names = ["node_ws", "mem_capacity", "pods_ws", "pods_limit", "fs_avail", "fs_size", "fs_ffree", "fs_files",
-             "imagefs_avail", "imagefs_size", "imagefs_ffree", "imagefs_files", "pid_max", "threads_max", "curproc",
-             "ts_mem", "ts_fs", "ts_imagefs", "ts_rlimit"]
+    names = [
+        "node_ws",
+        "mem_capacity",
+        "pods_ws",
+        "pods_limit",
+        "fs_avail",
+        "fs_size",
+        "fs_ffree",
+        "fs_files",
+        "imagefs_avail",
+        "imagefs_size",
+        "imagefs_ffree",
+        "imagefs_files",
+        "pid_max",
+        "threads_max",
+        "curproc",
+        "ts_mem",
+        "ts_fs",
+        "ts_imagefs",
+        "ts_rlimit",
+    ]
     df = grid
     for n in names:
         df = df.join(_value(frames, n), on=["node", "tick"], how="left")
     # imageFs on the nodefs device unless a separate mount has data (the kubelet's imageFs is then the
     # same filesystem); containerFs = imageFs (no KEP-4191 split is visible in Prometheus).
-    own_image = (pl.col("imagefs_avail").is_not_null() & pl.col("imagefs_size").is_not_null())
+    own_image = pl.col("imagefs_avail").is_not_null() & pl.col("imagefs_size").is_not_null()
     df = df.with_columns(
-        [pl.when(own_image).then(pl.col(f"imagefs_{f}")).otherwise(pl.col(f"fs_{f}")).alias(f"imagefs_{f}")
-         for f in ("avail", "size", "ffree", "files")]
-        + [pl.when(own_image).then(pl.col("ts_imagefs")).otherwise(pl.col("ts_fs")).alias("ts_imagefs")])
+        [
+            pl.when(own_image).then(pl.col(f"imagefs_{f}")).otherwise(pl.col(f"fs_{f}")).alias(f"imagefs_{f}")
+            for f in ("avail", "size", "ffree", "files")
+        ]
+        + [pl.when(own_image).then(pl.col("ts_imagefs")).otherwise(pl.col("ts_fs")).alias("ts_imagefs")]
+    )
     mem = pl.col("node_ws").is_not_null() & pl.col("mem_capacity").is_not_null()
     fs = (pl.col("fs_avail").is_not_null() & pl.col("fs_size").is_not_null()) | (
-        pl.col("fs_ffree").is_not_null() & pl.col("fs_files").is_not_null())
+        pl.col("fs_ffree").is_not_null() & pl.col("fs_files").is_not_null()
+    )
     img = (pl.col("imagefs_avail").is_not_null() & pl.col("imagefs_size").is_not_null()) | (
-        pl.col("imagefs_ffree").is_not_null() & pl.col("imagefs_files").is_not_null())
+        pl.col("imagefs_ffree").is_not_null() & pl.col("imagefs_files").is_not_null()
+    )
     pods = pl.col("pods_ws").is_not_null() & pl.col("pods_limit").is_not_null()
     maxpid = pl.min_horizontal("pid_max", "threads_max")
     rl = maxpid.is_not_null() & pl.col("curproc").is_not_null()
     df = df.filter(mem | fs | img | rl)
     at = _time_of(spec)
-    present = (pl.lit(1, pl.UInt32) | pl.when(mem).then(2).otherwise(0) | pl.when(pods).then(4).otherwise(0)
-               | pl.when(fs).then(8).otherwise(0) | pl.when(img).then(16 | 32 | 64).otherwise(0)
-               | pl.when(rl).then(128).otherwise(0)).cast(pl.UInt32)
+    present = (
+        pl.lit(1, pl.UInt32)
+        | pl.when(mem).then(2).otherwise(0)
+        | pl.when(pods).then(4).otherwise(0)
+        | pl.when(fs).then(8).otherwise(0)
+        | pl.when(img).then(16 | 32 | 64).otherwise(0)
+        | pl.when(rl).then(128).otherwise(0)
+    ).cast(pl.UInt32)
     cols = [
-        pl.col("tick").cast(pl.UInt32), pl.col("node"), at.alias("scraped"), present.alias("present"),
+        pl.col("tick").cast(pl.UInt32),
+        pl.col("node"),
+        at.alias("scraped"),
+        present.alias("present"),
         pl.col("node").alias("node_name"),
         pl.when(mem).then(_sampled("ts_mem", at)).alias("memory_time"),
-        pl.when(mem).then((_u64("mem_capacity").cast(pl.Int64) - _u64("node_ws").cast(pl.Int64)).clip(0)
-                          .cast(pl.UInt64)).alias("memory_available_bytes"),
+        pl.when(mem)
+        .then((_u64("mem_capacity").cast(pl.Int64) - _u64("node_ws").cast(pl.Int64)).clip(0).cast(pl.UInt64))
+        .alias("memory_available_bytes"),
         pl.when(mem).then(_u64("node_ws")).alias("memory_working_set_bytes"),
         pl.when(rl).then(_sampled("ts_rlimit", at)).alias("rlimit_time"),
         pl.when(rl).then(maxpid.round(0).cast(pl.Int64)).alias("rlimit_maxpid"),
@@ -420,7 +510,9 @@ def _node_table(grid: pl.DataFrame, frames: Mapping[str, pl.DataFrame], spec: Pr
             _u64(f"{src}_size").alias(f"{prefix}_capacity_bytes"),
             _u64(f"{src}_ffree").alias(f"{prefix}_inodes_free"),
             _u64(f"{src}_files").alias(f"{prefix}_inodes"),
-            (_u64(f"{src}_files").cast(pl.Int64) - _u64(f"{src}_ffree").cast(pl.Int64)).clip(0).cast(pl.UInt64)
+            (_u64(f"{src}_files").cast(pl.Int64) - _u64(f"{src}_ffree").cast(pl.Int64))
+            .clip(0)
+            .cast(pl.UInt64)
             .alias(f"{prefix}_inodes_used"),
         ]
     return df.select(cols)
@@ -433,15 +525,22 @@ def _sampled(column: str, tick_time: pl.Expr) -> pl.Expr:
 
 def _system_table(frames: Mapping[str, pl.DataFrame], spec: PrometheusImport, ok: pl.DataFrame) -> pl.DataFrame:
     """The ``pods`` system container (kubepods cgroup): allocatableMemory.available."""
-    df = ok.join(_value(frames, "pods_ws"), on=["node", "tick"]).join(
-        _value(frames, "pods_limit"), on=["node", "tick"]).join(_value(frames, "ts_pods"), on=["node", "tick"],
-                                                                 how="left")
+    df = (
+        ok.join(_value(frames, "pods_ws"), on=["node", "tick"])
+        .join(_value(frames, "pods_limit"), on=["node", "tick"])
+        .join(_value(frames, "ts_pods"), on=["node", "tick"], how="left")
+    )
     at = _time_of(spec)
     return df.select(
-        pl.col("tick").cast(pl.UInt32), "node", pl.lit(0, pl.UInt32).alias("container"),
-        pl.lit(3, pl.UInt32).alias("present"), pl.lit("pods").alias("name"),
+        pl.col("tick").cast(pl.UInt32),
+        "node",
+        pl.lit(0, pl.UInt32).alias("container"),
+        pl.lit(3, pl.UInt32).alias("present"),
+        pl.lit("pods").alias("name"),
         _sampled("ts_pods", at).alias("memory_time"),
-        (_u64("pods_limit").cast(pl.Int64) - _u64("pods_ws").cast(pl.Int64)).clip(0).cast(pl.UInt64)
+        (_u64("pods_limit").cast(pl.Int64) - _u64("pods_ws").cast(pl.Int64))
+        .clip(0)
+        .cast(pl.UInt64)
         .alias("memory_available_bytes"),
         _u64("pods_ws").alias("memory_working_set_bytes"),
     )
@@ -464,9 +563,13 @@ def _uid(namespace: str, name: str) -> str:
     return str(uuid.uuid5(_UID_NS, f"{namespace}/{name}"))
 
 
-def _pod_tables(frames: Mapping[str, pl.DataFrame], pods: Mapping[tuple[str, str, str], _Pod],
-                info: Sequence[Series], spec: PrometheusImport,
-                ok: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _pod_tables(
+    frames: Mapping[str, pl.DataFrame],
+    pods: Mapping[tuple[str, str, str], _Pod],
+    info: Sequence[Series],
+    spec: PrometheusImport,
+    ok: pl.DataFrame,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     keys = ["node", "namespace", "pod", "container", "tick"]
     ctr = _value(frames, "container_ws")
     for name in ("container_rootfs", "container_logs"):
@@ -481,20 +584,25 @@ def _pod_tables(frames: Mapping[str, pl.DataFrame], pods: Mapping[tuple[str, str
     pod = _value(frames, "pod_ws").join(_value(frames, "pod_procs"), on=pkeys, how="full", coalesce=True)
     pod = pod.join(eph, on=pkeys, how="full", coalesce=True).join(ok, on=["node", "tick"], how="semi")
     # uid: the kube_pod_info series present at that step (a StatefulSet pod keeps its name, not its uid)
-    uid_at = _long(info, spec.conventions.ksm_node, ("namespace", "pod", "uid"), spec).select(
-        "namespace", "pod", "uid", "tick").unique(["namespace", "pod", "tick"], keep="last")
-    any_uid = pl.DataFrame({"namespace": [k[0] for k in pods], "pod": [k[1] for k in pods],
-                            "uid_any": [k[2] for k in pods]}, schema={"namespace": pl.String, "pod": pl.String,
-                                                                      "uid_any": pl.String})
+    uid_at = (
+        _long(info, spec.conventions.ksm_node, ("namespace", "pod", "uid"), spec)
+        .select("namespace", "pod", "uid", "tick")
+        .unique(["namespace", "pod", "tick"], keep="last")
+    )
+    any_uid = pl.DataFrame(
+        {"namespace": [k[0] for k in pods], "pod": [k[1] for k in pods], "uid_any": [k[2] for k in pods]},
+        schema={"namespace": pl.String, "pod": pl.String, "uid_any": pl.String},
+    )
     any_uid = any_uid.unique(["namespace", "pod"], keep="last")
 
     def with_uid(df: pl.DataFrame) -> pl.DataFrame:
-        df = df.join(uid_at, on=["namespace", "pod", "tick"], how="left").join(any_uid, on=["namespace", "pod"],
-                                                                                how="left")
-        missing = df.filter(pl.col("uid").is_null() & pl.col("uid_any").is_null()).select(
-            "namespace", "pod").unique()
-        made = missing.with_columns(pl.Series("uid_made", [_uid(ns, name) for ns, name in missing.iter_rows()],
-                                              dtype=pl.String))
+        df = df.join(uid_at, on=["namespace", "pod", "tick"], how="left").join(
+            any_uid, on=["namespace", "pod"], how="left"
+        )
+        missing = df.filter(pl.col("uid").is_null() & pl.col("uid_any").is_null()).select("namespace", "pod").unique()
+        made = missing.with_columns(
+            pl.Series("uid_made", [_uid(ns, name) for ns, name in missing.iter_rows()], dtype=pl.String)
+        )
         df = df.join(made, on=["namespace", "pod"], how="left")
         return df.with_columns(pl.coalesce("uid", "uid_any", "uid_made").alias("pod_uid"))
 
@@ -503,31 +611,56 @@ def _pod_tables(frames: Mapping[str, pl.DataFrame], pods: Mapping[tuple[str, str
     at = _time_of(spec)
     has_mem, has_proc = pl.col("pod_ws").is_not_null(), pl.col("pod_procs").is_not_null()
     has_eph = pl.col("has_eph").fill_null(False)
-    present = (pl.lit(1 | 16, pl.UInt32) | pl.when(has_mem).then(2).otherwise(0)
-               | pl.when(has_eph).then(4).otherwise(0) | pl.when(has_proc).then(8).otherwise(0)).cast(pl.UInt32)
+    present = (
+        pl.lit(1 | 16, pl.UInt32)
+        | pl.when(has_mem).then(2).otherwise(0)
+        | pl.when(has_eph).then(4).otherwise(0)
+        | pl.when(has_proc).then(8).otherwise(0)
+    ).cast(pl.UInt32)
     pod_df = pod.select(
-        pl.col("tick").cast(pl.UInt32), "node", pl.col("pod_index").alias("pod"), "pod_uid",
-        present.alias("present"), pl.col("pod").alias("name"), "namespace",
-        pl.when(has_mem).then(at).alias("memory_time"), _u64("pod_ws").alias("memory_working_set_bytes"),
+        pl.col("tick").cast(pl.UInt32),
+        "node",
+        pl.col("pod_index").alias("pod"),
+        "pod_uid",
+        present.alias("present"),
+        pl.col("pod").alias("name"),
+        "namespace",
+        pl.when(has_mem).then(at).alias("memory_time"),
+        _u64("pod_ws").alias("memory_working_set_bytes"),
         pl.when(has_eph).then(at).alias("ephemeral_time"),
-        pl.when(has_eph).then((pl.col("eph").fill_null(0) + pl.col("eph_logs").fill_null(0)).round(0).cast(pl.UInt64))
+        pl.when(has_eph)
+        .then((pl.col("eph").fill_null(0) + pl.col("eph_logs").fill_null(0)).round(0).cast(pl.UInt64))
         .alias("ephemeral_used_bytes"),
         _u64("pod_procs").alias("process_count"),
     )
     index = pod.select("node", "tick", "namespace", "pod", "pod_uid", "pod_index")
     ctr = ctr.join(index, on=["node", "tick", "namespace", "pod"], how="inner").sort(
-        ["node", "tick", "pod_uid", "container"])
+        ["node", "tick", "pod_uid", "container"]
+    )
     ctr = ctr.with_columns(pl.int_range(pl.len()).over(["node", "tick", "pod_uid"]).cast(pl.UInt32).alias("cidx"))
-    has_ws, has_root, has_logs = (pl.col(c).is_not_null() for c in ("container_ws", "container_rootfs",
-                                                                      "container_logs"))
-    cpresent = (pl.lit(1, pl.UInt32) | pl.when(has_ws).then(2).otherwise(0) | pl.when(has_root).then(4).otherwise(0)
-                | pl.when(has_logs).then(8).otherwise(0)).cast(pl.UInt32)
+    has_ws, has_root, has_logs = (
+        pl.col(c).is_not_null() for c in ("container_ws", "container_rootfs", "container_logs")
+    )
+    cpresent = (
+        pl.lit(1, pl.UInt32)
+        | pl.when(has_ws).then(2).otherwise(0)
+        | pl.when(has_root).then(4).otherwise(0)
+        | pl.when(has_logs).then(8).otherwise(0)
+    ).cast(pl.UInt32)
     ctr_df = ctr.select(
-        pl.col("tick").cast(pl.UInt32), "node", pl.col("pod_index").alias("pod"), "pod_uid",
-        pl.col("cidx").alias("container"), cpresent.alias("present"), pl.col("container").alias("name"),
-        pl.when(has_ws).then(at).alias("memory_time"), _u64("container_ws").alias("memory_working_set_bytes"),
-        pl.when(has_root).then(at).alias("rootfs_time"), _u64("container_rootfs").alias("rootfs_used_bytes"),
-        pl.when(has_logs).then(at).alias("logs_time"), _u64("container_logs").alias("logs_used_bytes"),
+        pl.col("tick").cast(pl.UInt32),
+        "node",
+        pl.col("pod_index").alias("pod"),
+        "pod_uid",
+        pl.col("cidx").alias("container"),
+        cpresent.alias("present"),
+        pl.col("container").alias("name"),
+        pl.when(has_ws).then(at).alias("memory_time"),
+        _u64("container_ws").alias("memory_working_set_bytes"),
+        pl.when(has_root).then(at).alias("rootfs_time"),
+        _u64("container_rootfs").alias("rootfs_used_bytes"),
+        pl.when(has_logs).then(at).alias("logs_time"),
+        _u64("container_logs").alias("logs_used_bytes"),
     )
     return pod_df, ctr_df
 
@@ -539,8 +672,11 @@ def _conform(name: str, df: pl.DataFrame) -> pl.DataFrame:
     for col, dtype in schema.items():
         if col in df.columns:
             expr = pl.col(col)
-            cols.append((expr.cast(pl.Int64).cast(TIME) if dtype == TIME and df.schema[col] != TIME
-                         else expr.cast(dtype)).alias(col))
+            cols.append(
+                (
+                    expr.cast(pl.Int64).cast(TIME) if dtype == TIME and df.schema[col] != TIME else expr.cast(dtype)
+                ).alias(col)
+            )
         else:
             cols.append(pl.lit(None, dtype).alias(col))
     return df.select(cols)
@@ -556,17 +692,28 @@ class _ObjectState:
         self.unknown_classes: set[str] = set()
         self.last_time = 0
 
-    def update(self, writer: RecordingWriter, spec: PrometheusImport, lo: int, hi: int,
-               results: Mapping[str, list[Series]], static: Mapping[str, list[Series]],
-               pods: Mapping[tuple[str, str, str], _Pod], nodes: Sequence[str]) -> None:
+    def update(
+        self,
+        writer: RecordingWriter,
+        spec: PrometheusImport,
+        lo: int,
+        hi: int,
+        results: Mapping[str, list[Series]],
+        static: Mapping[str, list[Series]],
+        pods: Mapping[tuple[str, str, str], _Pod],
+        nodes: Sequence[str],
+    ) -> None:
         step_us = int(spec.step * SECOND_US)
         start_us = int(spec.start * SECOND_US)
         ksm = spec.conventions.ksm_node
         present: dict[tuple[str, str, str], set[int]] = {}
         for s in results["pod_info"]:
             lab = s.labels
-            key = (lab.get("namespace", ""), lab.get("pod", ""), lab.get("uid") or _uid(lab.get("namespace", ""),
-                                                                                          lab.get("pod", "")))
+            key = (
+                lab.get("namespace", ""),
+                lab.get("pod", ""),
+                lab.get("uid") or _uid(lab.get("namespace", ""), lab.get("pod", "")),
+            )
             if key in pods:
                 present.setdefault(key, set()).update(_ticks(s, spec))
         phase = _at_ticks(results["pod_phase"], "phase", spec)
@@ -601,8 +748,12 @@ class _ObjectState:
                 if self.nodes.get(node) == nsig:
                     continue
                 self.nodes[node] = nsig
-                writer.observe("node", _node_body(node, nodes_static.get(node, {}), conds),
-                               observed=start_us + tick * step_us, node=node)
+                writer.observe(
+                    "node",
+                    _node_body(node, nodes_static.get(node, {}), conds),
+                    observed=start_us + tick * step_us,
+                    node=node,
+                )
 
     def finish(self, writer: RecordingWriter) -> None:
         writer.flush_objects()
@@ -627,8 +778,9 @@ def _at_ticks(series: Sequence[Series], label: str, spec: PrometheusImport) -> d
     return out
 
 
-def _node_conditions(series: Sequence[Series], label: str,
-                     spec: PrometheusImport) -> dict[tuple[str, int], frozenset[str]]:
+def _node_conditions(
+    series: Sequence[Series], label: str, spec: PrometheusImport
+) -> dict[tuple[str, int], frozenset[str]]:
     acc: dict[tuple[str, int], set[str]] = {}
     for s in series:
         node, cond = s.labels.get(label, ""), s.labels.get("condition", "")
@@ -645,8 +797,11 @@ def _static_pods(static: Mapping[str, list[Series]]) -> dict[tuple[str, str], di
 
     for s in static.get("pod_owner", ()):
         if s.labels.get("owner_kind") not in (None, "", "<none>"):
-            slot(s)["owner"] = (s.labels["owner_kind"], s.labels.get("owner_name", ""),
-                                s.labels.get("owner_is_controller") == "true")
+            slot(s)["owner"] = (
+                s.labels["owner_kind"],
+                s.labels.get("owner_name", ""),
+                s.labels.get("owner_is_controller") == "true",
+            )
     for name in ("pod_created", "pod_start"):
         for s in static.get(name, ()):
             slot(s)[name] = s.samples[-1][1]
@@ -657,7 +812,8 @@ def _static_pods(static: Mapping[str, list[Series]]) -> dict[tuple[str, str], di
         for s in static.get(name, ()):
             res = _resource_name(s.labels.get("resource", ""))
             slot(s).setdefault(name, {}).setdefault(s.labels.get("container", ""), {})[res] = _quantity(
-                res, s.samples[-1][1])
+                res, s.samples[-1][1]
+            )
     return out
 
 
@@ -676,8 +832,14 @@ def _quantity(resource: str, value: float) -> str:
     n = round(value)
     if n == 0:
         return "0"
-    for suffix, size in (("Ei", 1 << 60), ("Pi", 1 << 50), ("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20),
-                         ("Ki", 1 << 10)):
+    for suffix, size in (
+        ("Ei", 1 << 60),
+        ("Pi", 1 << 50),
+        ("Ti", 1 << 40),
+        ("Gi", 1 << 30),
+        ("Mi", 1 << 20),
+        ("Ki", 1 << 10),
+    ):
         if n % size == 0:
             return f"{n // size}{suffix}"
     for suffix, size in (("E", 10**18), ("P", 10**15), ("T", 10**12), ("G", 10**9), ("M", 10**6), ("k", 10**3)):
@@ -686,8 +848,9 @@ def _quantity(resource: str, value: float) -> str:
     return str(n)
 
 
-def _pod_body(pod: _Pod, phase: str, reason: str | None, info: Mapping[str, Any], spec: PrometheusImport,
-              unknown: set[str]) -> dict[str, Any]:
+def _pod_body(
+    pod: _Pod, phase: str, reason: str | None, info: Mapping[str, Any], spec: PrometheusImport, unknown: set[str]
+) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid}
     if "pod_created" in info:
         meta["creationTimestamp"] = format_time(int(info["pod_created"]) * SECOND_US)
@@ -697,8 +860,9 @@ def _pod_body(pod: _Pod, phase: str, reason: str | None, info: Mapping[str, Any]
         if owner[0] == "Node":  # a mirror pod: the kubelet's static pod, always critical
             meta["annotations"] = {"kubernetes.io/config.mirror": "prometheus", "kubernetes.io/config.source": "file"}
 
-    def containers(names: Mapping[str, Any], req: Mapping[str, Any], lim: Mapping[str, Any],
-                   init: bool) -> list[dict[str, Any]]:
+    def containers(
+        names: Mapping[str, Any], req: Mapping[str, Any], lim: Mapping[str, Any], init: bool
+    ) -> list[dict[str, Any]]:
         out = []
         for name in sorted(set(names) | set(req) | set(lim)):
             c: dict[str, Any] = {"name": name}
@@ -712,8 +876,9 @@ def _pod_body(pod: _Pod, phase: str, reason: str | None, info: Mapping[str, Any]
 
     pod_spec: dict[str, Any] = {
         "nodeName": pod.node,
-        "containers": containers(info.get("container_info", {}), info.get("requests", {}), info.get("limits", {}),
-                                 False),
+        "containers": containers(
+            info.get("container_info", {}), info.get("requests", {}), info.get("limits", {}), False
+        ),
     }
     init = containers(info.get("init_info", {}), info.get("init_requests", {}), info.get("init_limits", {}), True)
     if init:
@@ -737,10 +902,15 @@ def _static_nodes(static: Mapping[str, list[Series]], label: str) -> dict[str, d
     out: dict[str, dict[str, Any]] = {}
     for s in static.get("node_info", ()):
         out.setdefault(s.labels.get(label, ""), {})["info"] = {
-            k: s.labels[v] for k, v in (("kubeletVersion", "kubelet_version"), ("kernelVersion", "kernel_version"),
-                                        ("osImage", "os_image"),
-                                        ("containerRuntimeVersion", "container_runtime_version"))
-            if s.labels.get(v)}
+            k: s.labels[v]
+            for k, v in (
+                ("kubeletVersion", "kubelet_version"),
+                ("kernelVersion", "kernel_version"),
+                ("osImage", "os_image"),
+                ("containerRuntimeVersion", "container_runtime_version"),
+            )
+            if s.labels.get(v)
+        }
     for name in ("node_capacity", "node_allocatable"):
         for s in static.get(name, ()):
             res = _resource_name(s.labels.get("resource", ""))
@@ -753,8 +923,10 @@ def _static_nodes(static: Mapping[str, list[Series]], label: str) -> dict[str, d
 
 def _node_body(node: str, info: Mapping[str, Any], conditions: frozenset[str]) -> dict[str, Any]:
     status: dict[str, Any] = {
-        "conditions": [{"type": c, "status": "True" if c in conditions else "False"}
-                       for c in ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")],
+        "conditions": [
+            {"type": c, "status": "True" if c in conditions else "False"}
+            for c in ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
+        ],
     }
     if info.get("node_capacity"):
         status["capacity"] = info["node_capacity"]
@@ -798,8 +970,10 @@ def _source_notes(notes: _Notes, used: Mapping[str, Mapping[str, set[str]]], nod
         if missing:
             decides = _DECIDES.get(q.name, "")
             who = "any node" if len(missing) == len(nodes) else ", ".join(missing)
-            notes.add(f"{q.what}: no series for {who} ({q.alternatives[0][0]}"
-                      f"{' or others' if len(q.alternatives) > 1 else ''}){f': {decides}' if decides else ''}")
+            notes.add(
+                f"{q.what}: no series for {who} ({q.alternatives[0][0]}"
+                f"{' or others' if len(q.alternatives) > 1 else ''}){f': {decides}' if decides else ''}"
+            )
         sources = sorted({src for per in got.values() for src in per})
         approx = [s for s in sources if "approximation" in s]
         if approx:

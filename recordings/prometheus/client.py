@@ -83,8 +83,9 @@ class PrometheusClient:
         try:
             tls = _tls_context(options)
         except (OSError, ssl.SSLError) as exc:  # unreadable CA bundle or client certificate
-            raise InputError(f"cannot set up TLS ({' '.join(str(exc).split())})",
-                             source="--ca-file/--client-cert") from None
+            raise InputError(
+                f"cannot set up TLS ({' '.join(str(exc).split())})", source="--ca-file/--client-cert"
+            ) from None
         self._http = httpx2.Client(
             headers=headers,
             auth=options.basic_auth,
@@ -115,8 +116,11 @@ class PrometheusClient:
         """Every series of ``query`` evaluated at start, start + step, … ≤ end (seconds)."""
         return self.query_many({"q": (query, start, end, step)})["q"]
 
-    def submit(self, ranges: Mapping[str, tuple[str, float, float, float]],
-               instants: Mapping[str, tuple[str, float]] | None = None) -> Pending:
+    def submit(
+        self,
+        ranges: Mapping[str, tuple[str, float, float, float]],
+        instants: Mapping[str, tuple[str, float]] | None = None,
+    ) -> Pending:
         """Start range queries (name → (query, start, end, step)) and instant queries (name → (query,
         time)) on the pool; :meth:`collect` waits for them. A range is split into consecutive
         sub-ranges of at most MAX_POINTS steps, stitched back per series (its whole label set)."""
@@ -192,7 +196,8 @@ class PrometheusClient:
                             f"{body.get('errorType', 'error')}: {error} (HTTP {status})".strip(),
                             source=_q(query),
                             hint="lower --window (the server's --query.max-samples bounds one query)"
-                            if "too many samples" in error else None,
+                            if "too many samples" in error
+                            else None,
                         )
                     raise PrometheusError(
                         f"HTTP {status} from {self.base}: not a Prometheus API response "
@@ -234,7 +239,8 @@ class _DaemonPool:
 
     def __init__(self, workers: int) -> None:
         self._jobs: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple[Any, ...]] | None] = (
-            queue.SimpleQueue())
+            queue.SimpleQueue()
+        )
         self._threads = [threading.Thread(target=self._work, daemon=True, name=f"promql-{i}") for i in range(workers)]
         for t in self._threads:
             t.start()

@@ -25,39 +25,86 @@ def add_prometheus_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--prometheus", metavar="URL", help="the server's base URL, e.g. http://localhost:9090")
     g.add_argument("--from", dest="from_", metavar="TIME", help="start, RFC 3339 or Unix seconds")
     g.add_argument("--to", metavar="TIME", help="end, RFC 3339 or Unix seconds")
-    g.add_argument("--step", default="10s", metavar="DURATION",
-                   help="tick spacing (default 10s: the kubelet's eviction loop)")
-    g.add_argument("--configz", action="append", default=[], metavar="[NODE=]FILE",
-                   help="kubectl get --raw /api/v1/nodes/NODE/proxy/configz output (all nodes, or NODE=FILE)")
-    g.add_argument("--config", action="append", default=[], metavar="[NODE=]FILE",
-                   help="a KubeletConfiguration file (all nodes, or NODE=FILE)")
+    g.add_argument(
+        "--step", default="10s", metavar="DURATION", help="tick spacing (default 10s: the kubelet's eviction loop)"
+    )
+    g.add_argument(
+        "--configz",
+        action="append",
+        default=[],
+        metavar="[NODE=]FILE",
+        help="kubectl get --raw /api/v1/nodes/NODE/proxy/configz output (all nodes, or NODE=FILE)",
+    )
+    g.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="[NODE=]FILE",
+        help="a KubeletConfiguration file (all nodes, or NODE=FILE)",
+    )
     g.add_argument("--events", metavar="FILE", help="kubectl get events -A -o json: the real Evicted messages")
-    g.add_argument("--priority-classes", metavar="FILE",
-                   help="kubectl get priorityclasses -o json: class → priority (built-in classes are known)")
-    g.add_argument("--selector", action="append", default=[], metavar="MATCHERS",
-                   help='label matchers added to every query, e.g. cluster="prod"')
-    g.add_argument("--cadvisor-node-label", default="node", metavar="LABEL",
-                   help="label holding the node name on kubelet/cAdvisor series (default node)")
-    g.add_argument("--node-exporter-node-label", default="instance", metavar="LABEL",
-                   help="label holding the node name on node-exporter series (default instance)")
-    g.add_argument("--ksm-node-label", default="node", metavar="LABEL",
-                   help="label holding the node name on kube-state-metrics series (default node)")
+    g.add_argument(
+        "--priority-classes",
+        metavar="FILE",
+        help="kubectl get priorityclasses -o json: class → priority (built-in classes are known)",
+    )
+    g.add_argument(
+        "--selector",
+        action="append",
+        default=[],
+        metavar="MATCHERS",
+        help='label matchers added to every query, e.g. cluster="prod"',
+    )
+    g.add_argument(
+        "--cadvisor-node-label",
+        default="node",
+        metavar="LABEL",
+        help="label holding the node name on kubelet/cAdvisor series (default node)",
+    )
+    g.add_argument(
+        "--node-exporter-node-label",
+        default="instance",
+        metavar="LABEL",
+        help="label holding the node name on node-exporter series (default instance)",
+    )
+    g.add_argument(
+        "--ksm-node-label",
+        default="node",
+        metavar="LABEL",
+        help="label holding the node name on kube-state-metrics series (default node)",
+    )
     g.add_argument("--nodefs-mountpoint", default="/", metavar="PATH", help="node-exporter mountpoint of nodefs")
-    g.add_argument("--imagefs-mountpoint", default="/var/lib/containerd", metavar="PATH",
-                   help="node-exporter mountpoint of a dedicated imagefs (none: imagefs shares nodefs)")
-    g.add_argument("--lookback", metavar="DURATION",
-                   help="read each series as last_over_time(…[DURATION]): for data without staleness markers "
-                        "(backfilled blocks), so a series that stopped ends within DURATION, not 5m")
-    g.add_argument("--window", default="1h", metavar="DURATION",
-                   help="query and write this much at a time (bounds memory; default 1h)")
+    g.add_argument(
+        "--imagefs-mountpoint",
+        default="/var/lib/containerd",
+        metavar="PATH",
+        help="node-exporter mountpoint of a dedicated imagefs (none: imagefs shares nodefs)",
+    )
+    g.add_argument(
+        "--lookback",
+        metavar="DURATION",
+        help="read each series as last_over_time(…[DURATION]): for data without staleness markers "
+        "(backfilled blocks), so a series that stopped ends within DURATION, not 5m",
+    )
+    g.add_argument(
+        "--window",
+        default="1h",
+        metavar="DURATION",
+        help="query and write this much at a time (bounds memory; default 1h)",
+    )
     g.add_argument("--bearer-token-file", metavar="FILE", help="send 'Authorization: Bearer <file content>'")
     g.add_argument("--basic-auth", metavar="USER:PASSWORD_FILE", help="basic auth; the password read from a file")
     g.add_argument("--client-cert", metavar="FILE", help="TLS client certificate (PEM)")
     g.add_argument("--client-key", metavar="FILE", help="its key (PEM)")
     g.add_argument("--ca-file", metavar="FILE", help="CA bundle to verify the server with")
     g.add_argument("--insecure-skip-tls-verify", action="store_true", help="do not verify the server's certificate")
-    g.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
-                   help="extra request header, e.g. 'X-Scope-OrgID: tenant-1' (Mimir, Cortex)")
+    g.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="extra request header, e.g. 'X-Scope-OrgID: tenant-1' (Mimir, Cortex)",
+    )
     g.add_argument("--timeout", default="60s", metavar="DURATION", help="per request (default 60s)")
     g.add_argument("--retries", type=int, default=4, metavar="N", help="retries on 429/5xx (default 4)")
     g.add_argument("--concurrency", type=int, default=4, metavar="N", help="queries in flight (default 4)")
@@ -83,9 +130,12 @@ def run_prometheus_import(args: argparse.Namespace) -> int:
         raise InputError("--prometheus needs --from and --to", source="--from" if not args.from_ else "--to")
     started = time.monotonic()
     conv = Conventions(
-        kubelet_node=args.cadvisor_node_label, node_exporter_node=args.node_exporter_node_label,
-        ksm_node=args.ksm_node_label, nodefs_mountpoint=args.nodefs_mountpoint,
-        imagefs_mountpoint=args.imagefs_mountpoint, selector=parse_selector(args.selector),
+        kubelet_node=args.cadvisor_node_label,
+        node_exporter_node=args.node_exporter_node_label,
+        ksm_node=args.ksm_node_label,
+        nodefs_mountpoint=args.nodefs_mountpoint,
+        imagefs_mountpoint=args.imagefs_mountpoint,
+        selector=parse_selector(args.selector),
         nodes=tuple(dict.fromkeys(args.node or ())),
     )
     configz: dict[str | None, Any] = {}
@@ -96,7 +146,7 @@ def run_prometheus_import(args: argparse.Namespace) -> int:
             if flag == "--config":
                 body = {"kubeletconfig": body}
             if not isinstance(body, dict) or not isinstance(body.get("kubeletconfig"), dict):
-                raise InputError("not a /configz response ({\"kubeletconfig\": …})", source=path)
+                raise InputError('not a /configz response ({"kubeletconfig": …})', source=path)
             configz[node] = body
     events: list[Any] = []
     if args.events:
@@ -114,11 +164,15 @@ def run_prometheus_import(args: argparse.Namespace) -> int:
                 classes[name] = value
     spec = PrometheusImport(
         client=_client_options(args, ClientOptions, parse_duration_seconds),
-        start=_time(args.from_, "--from"), end=_time(args.to, "--to"),
-        step=parse_duration_seconds(args.step, flag="--step"), conventions=conv,
+        start=_time(args.from_, "--from"),
+        end=_time(args.to, "--to"),
+        step=parse_duration_seconds(args.step, flag="--step"),
+        conventions=conv,
         lookback=_lookback(args.lookback, parse_duration_seconds),
         window=parse_duration_seconds(args.window, flag="--window"),
-        configz=configz, events=events, priority_classes=classes,
+        configz=configz,
+        events=events,
+        priority_classes=classes,
     )
     console = Console(stderr=True)
     columns = (TextColumn("{task.description:9}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -157,8 +211,9 @@ def _time(text: str, flag: str) -> float:
     try:
         return parse_time(text) / 1_000_000
     except ValueError:
-        raise InputError(f"expected an RFC 3339 time (2024-05-20T03:00:00Z) or Unix seconds, got {text!r}",
-                         source=flag) from None
+        raise InputError(
+            f"expected an RFC 3339 time (2024-05-20T03:00:00Z) or Unix seconds, got {text!r}", source=flag
+        ) from None
 
 
 def _lookback(text: str | None, parse: Any) -> str | None:
@@ -195,7 +250,12 @@ def _client_options(args: argparse.Namespace, options: Any, parse: Any) -> Any:
     return options(
         url=args.prometheus,
         bearer_token=read(args.bearer_token_file, "--bearer-token-file") if args.bearer_token_file else None,
-        basic_auth=basic, client_cert=cert, ca_file=args.ca_file, insecure=args.insecure_skip_tls_verify,
-        headers=headers, timeout=parse(args.timeout, flag="--timeout"), retries=max(0, args.retries),
+        basic_auth=basic,
+        client_cert=cert,
+        ca_file=args.ca_file,
+        insecure=args.insecure_skip_tls_verify,
+        headers=headers,
+        timeout=parse(args.timeout, flag="--timeout"),
+        retries=max(0, args.retries),
         concurrency=max(1, args.concurrency),
     )

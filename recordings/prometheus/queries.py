@@ -54,32 +54,76 @@ def node_queries(b: Builder) -> list[Query]:
     k, e, s = b.conv.kubelet_node, b.conv.node_exporter_node, b.conv.ksm_node
     nodefs = f'mountpoint="{b.conv.nodefs_mountpoint}"'
     imagefs = f'mountpoint="{b.conv.imagefs_mountpoint}"'
-    approx = (f"{b.sel('node_memory_MemTotal_bytes', e)} - {b.sel('node_memory_MemFree_bytes', e)}"
-              f" - {b.sel('node_memory_Inactive_file_bytes', e)}")
+    approx = (
+        f"{b.sel('node_memory_MemTotal_bytes', e)} - {b.sel('node_memory_MemFree_bytes', e)}"
+        f" - {b.sel('node_memory_Inactive_file_bytes', e)}"
+    )
     q = [
-        Query("node_ws", (
-            ("kubelet /metrics/resource node_memory_working_set_bytes",
-             f"max by ({k}) ({b.sel('node_memory_working_set_bytes', k)})", k),
-            ('cAdvisor container_memory_working_set_bytes{id="/"}',
-             f"max by ({k}) ({b.sel('container_memory_working_set_bytes', k, ROOT)})", k),
-            ("node-exporter MemTotal - MemFree - Inactive(file), an approximation of the root cgroup's working set",
-             f"max by ({e}) ({approx})", e),
-        ), (), "node.memory.workingSetBytes"),
-        Query("mem_capacity", (
-            ("cAdvisor machine_memory_bytes", f"max by ({k}) ({b.sel('machine_memory_bytes', k)})", k),
-            ("node-exporter node_memory_MemTotal_bytes",
-             f"max by ({e}) ({b.sel('node_memory_MemTotal_bytes', e)})", e),
-            ('kube-state-metrics kube_node_status_capacity{resource="memory"}',
-             f"max by ({s}) ({b.sel('kube_node_status_capacity', s, MEMORY)})", s),
-        ), (), "machine memory capacity (node.memory.availableBytes = capacity - workingSetBytes)"),
-        Query("pods_ws", (
-            ("cAdvisor container_memory_working_set_bytes of the kubepods cgroup",
-             f"max by ({k}) ({b.sel('container_memory_working_set_bytes', k, KUBEPODS)})", k),
-        ), (), 'systemContainers["pods"].memory.workingSetBytes'),
-        Query("pods_limit", (
-            ("cAdvisor container_spec_memory_limit_bytes of the kubepods cgroup",
-             f"max by ({k}) ({b.sel('container_spec_memory_limit_bytes', k, KUBEPODS)})", k),
-        ), (), 'systemContainers["pods"] memory limit (availableBytes = limit - workingSetBytes)'),
+        Query(
+            "node_ws",
+            (
+                (
+                    "kubelet /metrics/resource node_memory_working_set_bytes",
+                    f"max by ({k}) ({b.sel('node_memory_working_set_bytes', k)})",
+                    k,
+                ),
+                (
+                    'cAdvisor container_memory_working_set_bytes{id="/"}',
+                    f"max by ({k}) ({b.sel('container_memory_working_set_bytes', k, ROOT)})",
+                    k,
+                ),
+                (
+                    "node-exporter MemTotal - MemFree - Inactive(file), "
+                    "an approximation of the root cgroup's working set",
+                    f"max by ({e}) ({approx})",
+                    e,
+                ),
+            ),
+            (),
+            "node.memory.workingSetBytes",
+        ),
+        Query(
+            "mem_capacity",
+            (
+                ("cAdvisor machine_memory_bytes", f"max by ({k}) ({b.sel('machine_memory_bytes', k)})", k),
+                (
+                    "node-exporter node_memory_MemTotal_bytes",
+                    f"max by ({e}) ({b.sel('node_memory_MemTotal_bytes', e)})",
+                    e,
+                ),
+                (
+                    'kube-state-metrics kube_node_status_capacity{resource="memory"}',
+                    f"max by ({s}) ({b.sel('kube_node_status_capacity', s, MEMORY)})",
+                    s,
+                ),
+            ),
+            (),
+            "machine memory capacity (node.memory.availableBytes = capacity - workingSetBytes)",
+        ),
+        Query(
+            "pods_ws",
+            (
+                (
+                    "cAdvisor container_memory_working_set_bytes of the kubepods cgroup",
+                    f"max by ({k}) ({b.sel('container_memory_working_set_bytes', k, KUBEPODS)})",
+                    k,
+                ),
+            ),
+            (),
+            'systemContainers["pods"].memory.workingSetBytes',
+        ),
+        Query(
+            "pods_limit",
+            (
+                (
+                    "cAdvisor container_spec_memory_limit_bytes of the kubepods cgroup",
+                    f"max by ({k}) ({b.sel('container_spec_memory_limit_bytes', k, KUBEPODS)})",
+                    k,
+                ),
+            ),
+            (),
+            'systemContainers["pods"] memory limit (availableBytes = limit - workingSetBytes)',
+        ),
     ]
     for prefix, mount, what in (("fs", nodefs, "node.fs"), ("imagefs", imagefs, "node.runtime.imageFs")):
         for field, metric, doc in (
@@ -88,9 +132,14 @@ def node_queries(b: Builder) -> list[Query]:
             ("ffree", "node_filesystem_files_free", "inodesFree"),
             ("files", "node_filesystem_files", "inodes"),
         ):
-            q.append(Query(f"{prefix}_{field}", (
-                (f"node-exporter {metric}{{{mount}}}", f"max by ({e}) ({b.sel(metric, e, mount)})", e),
-            ), (), f"{what}.{doc}"))
+            q.append(
+                Query(
+                    f"{prefix}_{field}",
+                    ((f"node-exporter {metric}{{{mount}}}", f"max by ({e}) ({b.sel(metric, e, mount)})", e),),
+                    (),
+                    f"{what}.{doc}",
+                )
+            )
     for name, metric, what in (
         ("pid_max", "node_processes_max_processes", "node.rlimit.maxpid"),
         ("threads_max", "node_processes_max_threads", "node.rlimit.maxpid (the lower of pid_max and threads-max)"),
@@ -112,14 +161,24 @@ def time_queries(b: Builder) -> list[Query]:
         return f"max by ({label}) (timestamp({metric}{b.conv.matchers(label, *extra)}))"
 
     return [
-        Query("ts_mem", (("", ts("node_memory_working_set_bytes", k), k),
-                         ("", ts("container_memory_working_set_bytes", k, ROOT), k),
-                         ("", ts("node_memory_MemTotal_bytes", e), e)), (), "node.memory.time"),
-        Query("ts_pods", (("", ts("container_memory_working_set_bytes", k, KUBEPODS), k),), (),
-              'systemContainers["pods"].memory.time'),
+        Query(
+            "ts_mem",
+            (
+                ("", ts("node_memory_working_set_bytes", k), k),
+                ("", ts("container_memory_working_set_bytes", k, ROOT), k),
+                ("", ts("node_memory_MemTotal_bytes", e), e),
+            ),
+            (),
+            "node.memory.time",
+        ),
+        Query(
+            "ts_pods",
+            (("", ts("container_memory_working_set_bytes", k, KUBEPODS), k),),
+            (),
+            'systemContainers["pods"].memory.time',
+        ),
         Query("ts_fs", (("", ts("node_filesystem_avail_bytes", e, nodefs), e),), (), "node.fs.time"),
-        Query("ts_imagefs", (("", ts("node_filesystem_avail_bytes", e, imagefs), e),), (),
-              "node.runtime.imageFs.time"),
+        Query("ts_imagefs", (("", ts("node_filesystem_avail_bytes", e, imagefs), e),), (), "node.runtime.imageFs.time"),
         Query("ts_rlimit", (("", ts("node_processes_threads", e), e),), (), "node.rlimit.time"),
     ]
 
@@ -132,27 +191,59 @@ def pod_queries(b: Builder) -> list[Query]:
     rootfs = b.sel("container_fs_usage_bytes", k, *CONTAINERS)
     procs = b.sel("container_processes", k, *CONTAINERS)
     return [
-        Query("pod_ws", (
-            ("kubelet /metrics/resource pod_memory_working_set_bytes",
-             f"max by ({by_pod}) ({b.sel('pod_memory_working_set_bytes', k)})", k),
-            ('cAdvisor container_memory_working_set_bytes{container=""} (the pod cgroup)',
-             f"max by ({by_pod}) ({b.sel('container_memory_working_set_bytes', k, *POD_CGROUP)})", k),
-        ), pod, "pods[].memory.workingSetBytes"),
-        Query("container_ws", (
-            ("cAdvisor / kubelet /metrics/resource container_memory_working_set_bytes",
-             f"max by ({by_ctr}) ({b.sel('container_memory_working_set_bytes', k, *CONTAINERS)})", k),
-        ), ctr, "pods[].containers[].memory.workingSetBytes"),
-        Query("container_rootfs", (
-            ("cAdvisor container_fs_usage_bytes",
-             f"sum by ({by_ctr}) (max by ({by_ctr}, device) ({rootfs}))", k),
-        ), ctr, "pods[].containers[].rootfs.usedBytes"),
-        Query("container_logs", (
-            ("kubelet kubelet_container_log_filesystem_used_bytes",
-             f"max by ({by_ctr}) ({b.sel('kubelet_container_log_filesystem_used_bytes', k)})", k),
-        ), ctr, "pods[].containers[].logs.usedBytes"),
-        Query("pod_procs", (
-            ("cAdvisor container_processes", f"sum by ({by_pod}) (max by ({by_ctr}) ({procs}))", k),
-        ), pod, "pods[].process_stats.process_count"),
+        Query(
+            "pod_ws",
+            (
+                (
+                    "kubelet /metrics/resource pod_memory_working_set_bytes",
+                    f"max by ({by_pod}) ({b.sel('pod_memory_working_set_bytes', k)})",
+                    k,
+                ),
+                (
+                    'cAdvisor container_memory_working_set_bytes{container=""} (the pod cgroup)',
+                    f"max by ({by_pod}) ({b.sel('container_memory_working_set_bytes', k, *POD_CGROUP)})",
+                    k,
+                ),
+            ),
+            pod,
+            "pods[].memory.workingSetBytes",
+        ),
+        Query(
+            "container_ws",
+            (
+                (
+                    "cAdvisor / kubelet /metrics/resource container_memory_working_set_bytes",
+                    f"max by ({by_ctr}) ({b.sel('container_memory_working_set_bytes', k, *CONTAINERS)})",
+                    k,
+                ),
+            ),
+            ctr,
+            "pods[].containers[].memory.workingSetBytes",
+        ),
+        Query(
+            "container_rootfs",
+            (("cAdvisor container_fs_usage_bytes", f"sum by ({by_ctr}) (max by ({by_ctr}, device) ({rootfs}))", k),),
+            ctr,
+            "pods[].containers[].rootfs.usedBytes",
+        ),
+        Query(
+            "container_logs",
+            (
+                (
+                    "kubelet kubelet_container_log_filesystem_used_bytes",
+                    f"max by ({by_ctr}) ({b.sel('kubelet_container_log_filesystem_used_bytes', k)})",
+                    k,
+                ),
+            ),
+            ctr,
+            "pods[].containers[].logs.usedBytes",
+        ),
+        Query(
+            "pod_procs",
+            (("cAdvisor container_processes", f"sum by ({by_pod}) (max by ({by_ctr}) ({procs}))", k),),
+            pod,
+            "pods[].process_stats.process_count",
+        ),
     ]
 
 

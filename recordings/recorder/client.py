@@ -98,16 +98,18 @@ class RequestFailed(Exception):
 # OpenSSL names them on receipt): the server refused the client certificate, whatever the CA
 # the client trusts.  Under TLS 1.2 they end the handshake; under TLS 1.3 the server checks the
 # certificate after the client's handshake is done, so the alert arrives on the first read.
-CLIENT_CERTIFICATE_ALERTS = frozenset({
-    "TLSV1_ALERT_UNKNOWN_CA",
-    "SSLV3_ALERT_BAD_CERTIFICATE",
-    "SSLV3_ALERT_CERTIFICATE_UNKNOWN",
-    "SSLV3_ALERT_CERTIFICATE_EXPIRED",
-    "SSLV3_ALERT_CERTIFICATE_REVOKED",
-    "SSLV3_ALERT_UNSUPPORTED_CERTIFICATE",
-    "TLSV1_ALERT_ACCESS_DENIED",
-    "TLSV13_ALERT_CERTIFICATE_REQUIRED",
-})
+CLIENT_CERTIFICATE_ALERTS = frozenset(
+    {
+        "TLSV1_ALERT_UNKNOWN_CA",
+        "SSLV3_ALERT_BAD_CERTIFICATE",
+        "SSLV3_ALERT_CERTIFICATE_UNKNOWN",
+        "SSLV3_ALERT_CERTIFICATE_EXPIRED",
+        "SSLV3_ALERT_CERTIFICATE_REVOKED",
+        "SSLV3_ALERT_UNSUPPORTED_CERTIFICATE",
+        "TLSV1_ALERT_ACCESS_DENIED",
+        "TLSV13_ALERT_CERTIFICATE_REQUIRED",
+    }
+)
 PROBE_SECONDS = 3.0  # how long certificate_refusal waits for the server's verdict
 
 
@@ -335,8 +337,11 @@ def load_config(opts: RecordOptions) -> LoadedConfig:
             looked = os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG
             why = "" if kc is None else f"; --context {opts.context} needs a kubeconfig"
             problem = f"no kubeconfig found ({chosen_by}: {looked}) and not running in a cluster{why}"
-            raise RecordingError(problem, source="--context" if kc is not None else "kubeconfig",
-                                 hint="pass --kubeconfig FILE or set KUBECONFIG")
+            raise RecordingError(
+                problem,
+                source="--context" if kc is not None else "kubeconfig",
+                hint="pass --kubeconfig FILE or set KUBECONFIG",
+            )
         single = kc.get()
         assert single is not None
         loaded = LoadedConfig(single)
@@ -413,14 +418,30 @@ class KubeClient:
             klimits = httpx2.Limits(max_connections=opts.concurrency * 3, max_keepalive_connections=None)
             kubelet = httpx2.AsyncClient(**kkwargs, limits=klimits)
         server = str(single.cluster.server)
-        return cls(api, kubelet, server, opts.kubelet_direct, opts.timeout, _kwargs=kwargs, auth=exec_auth,
-                   client_cert=client_certificate_name(loaded))
+        return cls(
+            api,
+            kubelet,
+            server,
+            opts.kubelet_direct,
+            opts.timeout,
+            _kwargs=kwargs,
+            auth=exec_auth,
+            client_cert=client_certificate_name(loaded),
+        )
 
     def dedicated(self) -> KubeClient:
         """Same server and credentials on a connection of its own: one per list+watch loop."""
         api = httpx2.AsyncClient(**self._kwargs, limits=httpx2.Limits(max_connections=4, max_keepalive_connections=1))
-        child = KubeClient(api, None, self.server, self.direct, self.timeout, _kwargs=self._kwargs, auth=self.auth,
-                           client_cert=self.client_cert)
+        child = KubeClient(
+            api,
+            None,
+            self.server,
+            self.direct,
+            self.timeout,
+            _kwargs=self._kwargs,
+            auth=self.auth,
+            client_cert=self.client_cert,
+        )
         self._children.append(child)
         return child
 
@@ -537,10 +558,14 @@ class KubeClient:
             return None
         server = "the kubelet" if kubelet else "the API server"
         if self.client_cert is None:
-            return (f"{server} requires a client certificate ({alert}) and the kubeconfig's user has none; "
-                    "set client-certificate and client-key, or a token")
-        return (f"{server} refused the client certificate ({self.client_cert}): {alert}; the certificate must be "
-                "issued by the cluster's client CA and be valid now (check client-certificate and client-key)")
+            return (
+                f"{server} requires a client certificate ({alert}) and the kubeconfig's user has none; "
+                "set client-certificate and client-key, or a token"
+            )
+        return (
+            f"{server} refused the client certificate ({self.client_cert}): {alert}; the certificate must be "
+            "issued by the cluster's client CA and be valid now (check client-certificate and client-key)"
+        )
 
     async def certificate_refusal(self) -> str | None:
         """Whether the API server refuses our client certificate, for a failure with no TLS reason.

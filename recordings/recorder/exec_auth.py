@@ -48,6 +48,7 @@ MODES = ("Never", "IfAvailable", "Always")
 # CredentialError lives in kube.errors (exit 3); it is re-exported here, where the exec plugin raises it.
 __all__ = ["CredentialError", "ExecConfig", "ExecCredentialAuth", "cluster_info"]
 
+
 def _stdin_is_terminal() -> bool:
     try:
         return os.isatty(sys.stdin.fileno())

@@ -47,18 +47,22 @@ def add_record_arguments(p: argparse.ArgumentParser) -> None:
         "merges it, else ~/.kube/config, else the in-cluster service account), e.g. --kubeconfig ~/.kube/prod",
     )
     p.add_argument(
-        "--context", metavar="NAME",
+        "--context",
+        metavar="NAME",
         help="kubeconfig context to use (default: current-context), e.g. --context kind-kind",
     )
     p.add_argument(
         "--nodes", metavar="SELECTOR", help="label selector choosing the nodes to record, e.g. --nodes pool=batch"
     )
     p.add_argument(
-        "--interval", default="10s", metavar="DURATION",
+        "--interval",
+        default="10s",
+        metavar="DURATION",
         help="time between ticks, a Go duration (default 10s), e.g. --interval 2s",
     )
     p.add_argument(
-        "--duration", metavar="DURATION",
+        "--duration",
+        metavar="DURATION",
         help="stop after this long, a Go duration (default: until Ctrl-C), e.g. --duration 24h",
     )
     p.add_argument(
@@ -68,27 +72,37 @@ def add_record_arguments(p: argparse.ArgumentParser) -> None:
         "nodes/configz; see --print-rbac), e.g. --kubelet-direct --kubelet-ca kubelet-ca.pem",
     )
     p.add_argument(
-        "--kubelet-port", type=int, metavar="PORT",
+        "--kubelet-port",
+        type=int,
+        metavar="PORT",
         help="override the kubelet port from the node object, e.g. --kubelet-port 10250",
     )
     p.add_argument(
-        "--kubelet-ca", metavar="FILE",
+        "--kubelet-ca",
+        metavar="FILE",
         help="CA bundle for kubelet serving certificates (default: cluster CA), e.g. --kubelet-ca kubelet-ca.pem",
     )
     p.add_argument(
-        "--keep-raw", action="store_true",
+        "--keep-raw",
+        action="store_true",
         help="also keep the raw Summary API responses (larger recording), e.g. --keep-raw",
     )
     p.add_argument(
-        "--append", action="store_true",
+        "--append",
+        action="store_true",
         help="continue an existing recording DIR instead of creating it, e.g. -o rec --append",
     )
     p.add_argument(
-        "--concurrency", type=int, default=32, metavar="N",
+        "--concurrency",
+        type=int,
+        default=32,
+        metavar="N",
         help="parallel summary requests (default 32), e.g. --concurrency 64",
     )
     p.add_argument(
-        "--timeout", default="5s", metavar="DURATION",
+        "--timeout",
+        default="5s",
+        metavar="DURATION",
         help="per-request timeout, a Go duration (default 5s), e.g. --timeout 2s",
     )
     p.add_argument(
@@ -97,7 +111,9 @@ def add_record_arguments(p: argparse.ArgumentParser) -> None:
         help="use HTTP/1.1 even where HTTP/2 is offered (many connections instead of one), e.g. --http1",
     )
     p.add_argument(
-        "--no-watch", dest="watch", action="store_false",
+        "--no-watch",
+        dest="watch",
+        action="store_false",
         help="do not list/watch pods, nodes and events (summaries only), e.g. --no-watch",
     )
     p.add_argument(
@@ -108,7 +124,8 @@ def add_record_arguments(p: argparse.ArgumentParser) -> None:
         "e.g. --status plain",
     )
     p.add_argument(
-        "--print-rbac", action="store_true",
+        "--print-rbac",
+        action="store_true",
         help="print the ClusterRole each access path needs and exit, e.g. --print-rbac > rbac.yaml",
     )
 

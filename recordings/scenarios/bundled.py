@@ -30,8 +30,13 @@ def bundled_text(name: str) -> bytes:
 
 
 def load_bundled(name: str, *, kubelet_version: str | None = None, kubelet_flags: Sequence[str] = ()) -> Scenario:
-    return parse_scenario(bundled_text(name), file=f"{name}.yaml (bundled)", base_dir=None,
-                          kubelet_version=kubelet_version, kubelet_flags=kubelet_flags)
+    return parse_scenario(
+        bundled_text(name),
+        file=f"{name}.yaml (bundled)",
+        base_dir=None,
+        kubelet_version=kubelet_version,
+        kubelet_flags=kubelet_flags,
+    )
 
 
 def list_bundled() -> list[tuple[str, str]]:

@@ -143,24 +143,36 @@ def parse_curve(doc: Located, path: YPath, value: Any, base_dir: Path | None) ->
     required, optional = _FIELDS[kind]
     for key in body:
         if key not in required | optional:
-            raise doc.error(f"unknown field {key!r} of a {kind} curve; expected {_describe(kind)}", (*here, key),
-                            key=True)
+            raise doc.error(
+                f"unknown field {key!r} of a {kind} curve; expected {_describe(kind)}", (*here, key), key=True
+            )
     for key in sorted(required - set(body)):
         raise doc.error(f"a {kind} curve needs {key!r}; expected {_describe(kind)}", here)
     if kind == "ramp":
-        return Ramp(_amount(doc, (*here, "from"), body.get("from", 0)), _amount(doc, (*here, "to"), body["to"]),
-                    _duration(doc, (*here, "start"), body.get("start", 0)),
-                    _duration(doc, (*here, "over"), body["over"]))
+        return Ramp(
+            _amount(doc, (*here, "from"), body.get("from", 0)),
+            _amount(doc, (*here, "to"), body["to"]),
+            _duration(doc, (*here, "start"), body.get("start", 0)),
+            _duration(doc, (*here, "over"), body["over"]),
+        )
     if kind == "step":
-        return Step(_amount(doc, (*here, "from"), body.get("from", 0)), _amount(doc, (*here, "to"), body["to"]),
-                    _duration(doc, (*here, "at"), body["at"]))
+        return Step(
+            _amount(doc, (*here, "from"), body.get("from", 0)),
+            _amount(doc, (*here, "to"), body["to"]),
+            _duration(doc, (*here, "at"), body["at"]),
+        )
     if kind == "grow":
         every = _duration(doc, (*here, "every"), body["every"])
         if every <= 0:
             raise doc.error("expected a duration > 0", (*here, "every"))
         limit = _amount(doc, (*here, "max"), body["max"]) if body.get("max") is not None else None
-        return Grow(_amount(doc, (*here, "from"), body.get("from", 0)), _amount(doc, (*here, "by"), body["by"]), every,
-                    limit, _duration(doc, (*here, "start"), body.get("start", 0)))
+        return Grow(
+            _amount(doc, (*here, "from"), body.get("from", 0)),
+            _amount(doc, (*here, "by"), body["by"]),
+            every,
+            limit,
+            _duration(doc, (*here, "start"), body.get("start", 0)),
+        )
     if kind == "repeat":
         every = _duration(doc, (*here, "every"), body["every"])
         if every <= 0:
@@ -173,16 +185,18 @@ def parse_curve(doc: Located, path: YPath, value: Any, base_dir: Path | None) ->
 def _describe(kind: str) -> str:
     required, optional = _FIELDS[kind]
     if kind == "series":
-        return ("points: [[TIME, VALUE], …], or values: [...] with every: DURATION, or file: CSV; "
-                "interpolate: hold|linear")
+        return (
+            "points: [[TIME, VALUE], …], or values: [...] with every: DURATION, or file: CSV; interpolate: hold|linear"
+        )
     return ", ".join([*sorted(required), *(f"{k} (optional)" for k in sorted(optional))])
 
 
 def _series(doc: Located, here: YPath, body: Mapping[str, Any], base_dir: Path | None) -> Curve:
     sources = [k for k in ("points", "values", "file") if k in body]
     if len(sources) != 1:
-        raise doc.error(f"a series curve needs exactly one of points, values or file; expected {_describe('series')}",
-                        here)
+        raise doc.error(
+            f"a series curve needs exactly one of points, values or file; expected {_describe('series')}", here
+        )
     interpolate = body.get("interpolate", "hold")
     if interpolate not in ("hold", "linear"):
         raise doc.error(f"expected hold or linear, got {interpolate!r}", (*here, "interpolate"))

@@ -36,12 +36,30 @@ summary that showed the pod, before the next one."""
 PAGE = 4096
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery util/rand: what ReplicaSets use
 _CONDITIONS = (
-    ("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available",
-     "KubeletHasInsufficientMemory", "kubelet has insufficient memory available", "node.kubernetes.io/memory-pressure"),
-    ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure",
-     "KubeletHasDiskPressure", "kubelet has disk pressure", "node.kubernetes.io/disk-pressure"),
-    ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available",
-     "KubeletHasInsufficientPID", "kubelet has insufficient PID available", "node.kubernetes.io/pid-pressure"),
+    (
+        "MemoryPressure",
+        "KubeletHasSufficientMemory",
+        "kubelet has sufficient memory available",
+        "KubeletHasInsufficientMemory",
+        "kubelet has insufficient memory available",
+        "node.kubernetes.io/memory-pressure",
+    ),
+    (
+        "DiskPressure",
+        "KubeletHasNoDiskPressure",
+        "kubelet has no disk pressure",
+        "KubeletHasDiskPressure",
+        "kubelet has disk pressure",
+        "node.kubernetes.io/disk-pressure",
+    ),
+    (
+        "PIDPressure",
+        "KubeletHasSufficientPID",
+        "kubelet has sufficient PID available",
+        "KubeletHasInsufficientPID",
+        "kubelet has insufficient PID available",
+        "node.kubernetes.io/pid-pressure",
+    ),
 )
 
 
@@ -122,8 +140,15 @@ class ScenarioRun:
         return [i.manifest for i in self._by_uid.values() if i.template.node == node and i.started]
 
     # -- hooks ---------------------------------------------------------------------------
-    def evicted(self, pod_uid: str, at: int, message: str, *, reason: str = "Evicted",
-                conditions: list[dict[str, Any]] | None = None) -> None:
+    def evicted(
+        self,
+        pod_uid: str,
+        at: int,
+        message: str,
+        *,
+        reason: str = "Evicted",
+        conditions: list[dict[str, Any]] | None = None,
+    ) -> None:
         """The kubelet evicted ``pod_uid`` at ``at``: it stops using anything from then on."""
         inst = self._by_uid.get(pod_uid)
         if inst is None or inst.stopped is not None:
@@ -132,8 +157,9 @@ class ScenarioRun:
         node = inst.template.node
         self._running[node] = [i for i in self._running[node] if i is not inst]
         when = at + STATUS_DELAY
-        status: dict[str, Any] = {k: v for k, v in inst.manifest.get("status", {}).items()
-                                  if k in ("startTime", "qosClass")}
+        status: dict[str, Any] = {
+            k: v for k, v in inst.manifest.get("status", {}).items() if k in ("startTime", "qosClass")
+        }
         status.update({"phase": "Failed", "reason": reason, "message": message})
         if conditions:
             status["conditions"] = [{**c, "lastTransitionTime": format_time(_whole(at))} for c in conditions]
@@ -182,14 +208,23 @@ class ScenarioRun:
                 admitted, reason, message = self.admit(node, inst.manifest, inst.start)
                 if not admitted:
                     inst.stopped = inst.start
-                    status = {"phase": "Failed", "reason": reason, "message": message,
-                              "startTime": format_time(_whole(inst.start))}
+                    status = {
+                        "phase": "Failed",
+                        "reason": reason,
+                        "message": message,
+                        "startTime": format_time(_whole(inst.start)),
+                    }
                     inst.manifest = {**inst.manifest, "status": status}
                     self._queue("pod", inst.manifest, inst.start, node)
                     self._event(node, inst, reason, message, inst.start, "Warning")
                     if inst.template.recreate_after is not None:
-                        self._waiting.append(self._instance(inst.template, inst.generation + 1,
-                                                            inst.start + max(inst.template.recreate_after, SECOND)))
+                        self._waiting.append(
+                            self._instance(
+                                inst.template,
+                                inst.generation + 1,
+                                inst.start + max(inst.template.recreate_after, SECOND),
+                            )
+                        )
                     continue
             self._running[node].append(inst)
             self._queue("pod", inst.manifest, inst.start, node)
@@ -275,36 +310,47 @@ class ScenarioRun:
         if node.imagefs is not None:
             image_stats = _fs(ts, imagefs.capacity, image_used, imagefs.inodes, image_inodes_used)
         else:  # one device: imageFs reports the images' usage against the shared filesystem
-            image_stats = {**nodefs_stats, "usedBytes": image_used + root_bytes,
-                           "inodesUsed": image_inodes_used + root_inodes}
+            image_stats = {
+                **nodefs_stats,
+                "usedBytes": image_used + root_bytes,
+                "inodesUsed": image_inodes_used + root_inodes,
+            }
         # containerFs: the device holding writable layers (nodefs when split, KEP-4191)
         container_stats = nodefs_stats if node.split else image_stats
         root_dev = image_stats if root_on_imagefs else nodefs_stats
         mem_available = max(0, node.memory_capacity - node_ws)
         for inst, containers, volumes, ws, procs, eph, eph_inodes in entries:
-            pods.append({
-                "podRef": {"name": inst.name, "namespace": inst.template.namespace, "uid": inst.uid},
-                "startTime": format_time(_whole(inst.start)),
-                "containers": [
-                    {
-                        "name": name,
-                        "startTime": format_time(_whole(started)),
-                        "memory": {"time": ts, "usageBytes": mem, "workingSetBytes": mem, "rssBytes": mem},
-                        "rootfs": _used(ts, root_dev, rootfs, r_in),
-                        "logs": _used(ts, nodefs_stats, logs, l_in),
-                    }
-                    for name, started, mem, rootfs, r_in, logs, l_in in containers
-                ],
-                "memory": {"time": ts, "usageBytes": ws, "workingSetBytes": ws, "rssBytes": ws},
-                "volume": [
-                    {"name": name, **_used(ts, _tmpfs(mem_cap, mem_available) if mem else nodefs_stats, used, inodes)}
-                    for name, used, inodes, mem in volumes
-                ],
-                "ephemeral-storage": _used(ts, nodefs_stats, eph, eph_inodes),
-                "process_stats": {"process_count": procs},
-            })
-        pods_container: dict[str, Any] = {"name": "pods", "startTime": format_time(_whole(self.scenario.start)),
-                                          "memory": {"time": ts, "usageBytes": pods_ws, "workingSetBytes": pods_ws}}
+            pods.append(
+                {
+                    "podRef": {"name": inst.name, "namespace": inst.template.namespace, "uid": inst.uid},
+                    "startTime": format_time(_whole(inst.start)),
+                    "containers": [
+                        {
+                            "name": name,
+                            "startTime": format_time(_whole(started)),
+                            "memory": {"time": ts, "usageBytes": mem, "workingSetBytes": mem, "rssBytes": mem},
+                            "rootfs": _used(ts, root_dev, rootfs, r_in),
+                            "logs": _used(ts, nodefs_stats, logs, l_in),
+                        }
+                        for name, started, mem, rootfs, r_in, logs, l_in in containers
+                    ],
+                    "memory": {"time": ts, "usageBytes": ws, "workingSetBytes": ws, "rssBytes": ws},
+                    "volume": [
+                        {
+                            "name": name,
+                            **_used(ts, _tmpfs(mem_cap, mem_available) if mem else nodefs_stats, used, inodes),
+                        }
+                        for name, used, inodes, mem in volumes
+                    ],
+                    "ephemeral-storage": _used(ts, nodefs_stats, eph, eph_inodes),
+                    "process_stats": {"process_count": procs},
+                }
+            )
+        pods_container: dict[str, Any] = {
+            "name": "pods",
+            "startTime": format_time(_whole(self.scenario.start)),
+            "memory": {"time": ts, "usageBytes": pods_ws, "workingSetBytes": pods_ws},
+        }
         if node.pods_memory_limit is not None:
             pods_container["memory"]["availableBytes"] = max(0, node.pods_memory_limit - pods_ws)
         return {
@@ -312,8 +358,13 @@ class ScenarioRun:
                 "nodeName": node.name,
                 "startTime": format_time(_whole(self.scenario.start - 3600 * SECOND)),
                 "systemContainers": [pods_container],
-                "memory": {"time": ts, "availableBytes": mem_available, "usageBytes": node_ws,
-                           "workingSetBytes": node_ws, "rssBytes": node_ws},
+                "memory": {
+                    "time": ts,
+                    "availableBytes": mem_available,
+                    "usageBytes": node_ws,
+                    "workingSetBytes": node_ws,
+                    "rssBytes": node_ws,
+                },
                 "fs": nodefs_stats,
                 "runtime": {"imageFs": image_stats, "containerFs": container_stats},
                 "rlimit": {"time": ts, "maxpid": node.max_pids, "curproc": sysu.processes.at(rel) + pods_procs},
@@ -326,29 +377,52 @@ class ScenarioRun:
         conditions, taints = [], []
         for name, ok_reason, ok_message, bad_reason, bad_message, taint in _CONDITIONS:
             value, since = self._conditions[node.name][name]
-            conditions.append({"type": name, "status": "True" if value else "False",
-                               "reason": bad_reason if value else ok_reason,
-                               "message": bad_message if value else ok_message,
-                               "lastTransitionTime": format_time(_whole(since))})
+            conditions.append(
+                {
+                    "type": name,
+                    "status": "True" if value else "False",
+                    "reason": bad_reason if value else ok_reason,
+                    "message": bad_message if value else ok_message,
+                    "lastTransitionTime": format_time(_whole(since)),
+                }
+            )
             if value:
                 taints.append({"key": taint, "effect": "NoSchedule"})
-        conditions.append({"type": "Ready", "status": "True", "reason": "KubeletReady",
-                           "message": "kubelet is posting ready status",
-                           "lastTransitionTime": format_time(_whole(self.scenario.start))})
+        conditions.append(
+            {
+                "type": "Ready",
+                "status": "True",
+                "reason": "KubeletReady",
+                "message": "kubelet is posting ready status",
+                "lastTransitionTime": format_time(_whole(self.scenario.start)),
+            }
+        )
         status = {
             "capacity": dict(node.capacity),
             "allocatable": dict(node.allocatable),
             "conditions": conditions,
-            "nodeInfo": {"kubeletVersion": node.kubelet.version, "kubeProxyVersion": node.kubelet.version,
-                         "operatingSystem": "linux", "architecture": "amd64",
-                         "containerRuntimeVersion": "containerd://1.7.15"},
+            "nodeInfo": {
+                "kubeletVersion": node.kubelet.version,
+                "kubeProxyVersion": node.kubelet.version,
+                "operatingSystem": "linux",
+                "architecture": "amd64",
+                "containerRuntimeVersion": "containerd://1.7.15",
+            },
         }
-        labels = {"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "kubernetes.io/hostname": node.name,
-                  **node.labels}
+        labels = {
+            "kubernetes.io/os": "linux",
+            "kubernetes.io/arch": "amd64",
+            "kubernetes.io/hostname": node.name,
+            **node.labels,
+        }
         uid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"evictlens-scenario/{self.scenario.name}/node/{node.name}"))
-        body: dict[str, Any] = {"apiVersion": "v1", "kind": "Node",
-                                "metadata": {"name": node.name, "uid": uid, "labels": labels},
-                                "spec": {}, "status": status}
+        body: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": node.name, "uid": uid, "labels": labels},
+            "spec": {},
+            "status": status,
+        }
         if taints:
             body["spec"]["taints"] = taints
         return body
@@ -361,13 +435,26 @@ class ScenarioRun:
         if event is None:
             digest = hashlib.sha256(f"{key}".encode()).hexdigest()[:16]
             event = {
-                "apiVersion": "v1", "kind": "Event",
-                "metadata": {"name": f"{target[2]}.{digest}", "namespace": target[1] or "default",
-                             "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"evictlens-event/{digest}"))},
-                "involvedObject": {"kind": target[0], "namespace": target[1] or None, "name": target[2],
-                                   "uid": target[3], "apiVersion": "v1"},
-                "reason": reason, "message": message, "type": kind, "count": 0,
-                "firstTimestamp": stamp, "source": {"component": "kubelet", "host": node},
+                "apiVersion": "v1",
+                "kind": "Event",
+                "metadata": {
+                    "name": f"{target[2]}.{digest}",
+                    "namespace": target[1] or "default",
+                    "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"evictlens-event/{digest}")),
+                },
+                "involvedObject": {
+                    "kind": target[0],
+                    "namespace": target[1] or None,
+                    "name": target[2],
+                    "uid": target[3],
+                    "apiVersion": "v1",
+                },
+                "reason": reason,
+                "message": message,
+                "type": kind,
+                "count": 0,
+                "firstTimestamp": stamp,
+                "source": {"component": "kubelet", "host": node},
             }
             if not target[1]:
                 del event["involvedObject"]["namespace"]
@@ -424,15 +511,28 @@ def _replacement_name(template: PodTemplate, generation: int, digest: str) -> st
 
 
 def _fs(ts: str, capacity: int, used: int, inodes: int, inodes_used: int) -> dict[str, Any]:
-    return {"time": ts, "availableBytes": max(0, capacity - used), "capacityBytes": capacity, "usedBytes": used,
-            "inodesFree": max(0, inodes - inodes_used), "inodes": inodes, "inodesUsed": inodes_used}
+    return {
+        "time": ts,
+        "availableBytes": max(0, capacity - used),
+        "capacityBytes": capacity,
+        "usedBytes": used,
+        "inodesFree": max(0, inodes - inodes_used),
+        "inodes": inodes,
+        "inodesUsed": inodes_used,
+    }
 
 
 def _used(ts: str, device: Mapping[str, Any], used: int, inodes_used: int) -> dict[str, Any]:
     """FsStats of something stored on ``device``: the device's capacity and free space, its own usage."""
-    return {"time": ts, "availableBytes": device["availableBytes"], "capacityBytes": device["capacityBytes"],
-            "usedBytes": used, "inodesFree": device["inodesFree"], "inodes": device["inodes"],
-            "inodesUsed": inodes_used}
+    return {
+        "time": ts,
+        "availableBytes": device["availableBytes"],
+        "capacityBytes": device["capacityBytes"],
+        "usedBytes": used,
+        "inodesFree": device["inodesFree"],
+        "inodes": device["inodes"],
+        "inodesUsed": inodes_used,
+    }
 
 
 def _tmpfs(capacity: int, available: int) -> dict[str, Any]:

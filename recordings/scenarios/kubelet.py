@@ -92,8 +92,12 @@ class KubeletSettings:
 
 def default_eviction_hard(minor: int) -> dict[str, str]:
     """eviction/defaults_linux.go: DefaultEvictionHard (``imagefs.inodesFree`` from 1.30, PR #121834)."""
-    out = {"memory.available": "100Mi", "nodefs.available": "10%", "nodefs.inodesFree": "5%",
-           "imagefs.available": "15%"}
+    out = {
+        "memory.available": "100Mi",
+        "nodefs.available": "10%",
+        "nodefs.inodesFree": "5%",
+        "imagefs.available": "15%",
+    }
     if minor >= 30:
         out["imagefs.inodesFree"] = "5%"
     return out
@@ -130,8 +134,11 @@ def parse_kubelet(doc: Located, path: YPath, body: Any) -> KubeletSettings:
         raise doc.error("expected KubeletConfiguration fields", (*path, "config"))
     for key, value in raw_config.items():
         if key not in CONFIG_FIELDS:
-            raise doc.error(f"unknown or unsupported KubeletConfiguration field {key!r}; supported: "
-                            f"{', '.join(CONFIG_FIELDS[2:])}", (*path, "config", key), key=True)
+            raise doc.error(
+                f"unknown or unsupported KubeletConfiguration field {key!r}; supported: {', '.join(CONFIG_FIELDS[2:])}",
+                (*path, "config", key),
+                key=True,
+            )
         config[key] = value
     _flags(doc, (*path, "flags"), body.get("flags"), config)
     _check_config(doc, (*path, "config"), config, minor)
@@ -145,13 +152,13 @@ def parse_kubelet(doc: Located, path: YPath, body: Any) -> KubeletSettings:
         "apiVersion": "kubelet.config.k8s.io/v1beta1",
         "evictionHard": {k: str(v) for k, v in hard.items()},
         "evictionPressureTransitionPeriod": format_duration(
-            parse_duration(config.get("evictionPressureTransitionPeriod", "5m0s"))),
+            parse_duration(config.get("evictionPressureTransitionPeriod", "5m0s"))
+        ),
         "evictionMaxPodGracePeriod": int(config.get("evictionMaxPodGracePeriod", 0)),
         "enforceNodeAllocatable": list(config.get("enforceNodeAllocatable", ["pods"])),
         "localStorageCapacityIsolation": bool(config.get("localStorageCapacityIsolation", True)),
     }
-    for key in ("evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim", "kubeReserved",
-                "systemReserved"):
+    for key in ("evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim", "kubeReserved", "systemReserved"):
         if config.get(key):
             effective[key] = {k: str(v) for k, v in config[key].items()}
     if "mergeDefaultEvictionSettings" in config:
@@ -178,8 +185,9 @@ def _flags(doc: Located, path: YPath, flags: Any, config: dict[str, Any]) -> Non
             name, _, value = value.lstrip("-").partition("=")
             value = re.sub(r"@(server|agent|servers|agents|all|loadbalancer)(:[^@]*)?$", "", value)
         if name not in FLAGS:
-            raise doc.error(f"unknown or unsupported kubelet flag --{name}; supported: "
-                            f"{', '.join('--' + f for f in FLAGS)}", where)
+            raise doc.error(
+                f"unknown or unsupported kubelet flag --{name}; supported: {', '.join('--' + f for f in FLAGS)}", where
+            )
         key, syntax = FLAGS[name]
         if key in config and key not in seen:
             raise doc.error(f"--{name} and config.{key} both set; use one", where)
@@ -219,8 +227,9 @@ def _check_config(doc: Located, path: YPath, config: Mapping[str, Any], minor: i
         for signal, v in value.items():
             where = (*path, key, signal)
             if signal not in SIGNALS:
-                raise doc.error(f"unknown eviction signal {signal!r}; expected one of {', '.join(SIGNALS)}", where,
-                                key=True)
+                raise doc.error(
+                    f"unknown eviction signal {signal!r}; expected one of {', '.join(SIGNALS)}", where, key=True
+                )
             text = str(v).strip() if isinstance(v, str | int | float) and not isinstance(v, bool) else None
             try:
                 if text is None:
@@ -238,8 +247,10 @@ def _check_config(doc: Located, path: YPath, config: Mapping[str, Any], minor: i
     soft, grace = config.get("evictionSoft") or {}, config.get("evictionSoftGracePeriod") or {}
     for signal in soft:
         if signal not in grace:
-            raise doc.error(f"evictionSoft {signal} needs a grace period in evictionSoftGracePeriod",
-                            (*path, "evictionSoft", signal))
+            raise doc.error(
+                f"evictionSoft {signal} needs a grace period in evictionSoftGracePeriod",
+                (*path, "evictionSoft", signal),
+            )
     for key in ("kubeReserved", "systemReserved"):
         value = config.get(key)
         if value is None:
@@ -263,9 +274,11 @@ def _check_config(doc: Located, path: YPath, config: Mapping[str, Any], minor: i
     if not isinstance(allocatable, list) or not all(isinstance(x, str) for x in allocatable):
         raise doc.error("expected a list such as [pods]", (*path, "enforceNodeAllocatable"))
     if "mergeDefaultEvictionSettings" in config and minor < 33:
-        raise doc.error(f"mergeDefaultEvictionSettings is not a field of kubelet 1.{minor} (added in 1.33)",
-                        (*path, "mergeDefaultEvictionSettings"), key=True)
+        raise doc.error(
+            f"mergeDefaultEvictionSettings is not a field of kubelet 1.{minor} (added in 1.33)",
+            (*path, "mergeDefaultEvictionSettings"),
+            key=True,
+        )
     gates = config.get("featureGates")
-    if gates is not None and (not isinstance(gates, Mapping) or
-                              not all(isinstance(v, bool) for v in gates.values())):
+    if gates is not None and (not isinstance(gates, Mapping) or not all(isinstance(v, bool) for v in gates.values())):
         raise doc.error("expected a map of gate name to true/false", (*path, "featureGates"))

@@ -41,8 +41,7 @@ VOLUME_FIELDS = ("used", "inodes")
 SYSTEM_FIELDS = ("memory", "nodefs", "nodefsInodes", "imagefs", "imagefsInodes", "processes")
 NODE_FIELDS = ("name", "capacity", "allocatable", "filesystems", "system", "maxPids", "labels", "kubelet")
 POD_FIELDS = ("pod", "file", "name", "node", "start", "usage", "volumes", "recreate")
-TOP_FIELDS = ("apiVersion", "kind", "name", "description", "start", "interval", "duration", "kubelet", "nodes",
-              "pods")
+TOP_FIELDS = ("apiVersion", "kind", "name", "description", "start", "interval", "duration", "kubelet", "nodes", "pods")
 # Volumes whose bytes count toward a pod's ephemeral storage (pkg/kubelet/stats: calcEphemeralStorage)
 EPHEMERAL_SOURCES = frozenset({"emptyDir", "configMap", "secret", "downwardAPI", "projected", "gitRepo"})
 ZERO: Curve = Constant(0)
@@ -153,8 +152,9 @@ class Scenario:
         return next(n for n in self.nodes if n.name == name)
 
 
-def load_scenario(path: str | Path, *, kubelet_version: str | None = None,
-                  kubelet_flags: Sequence[str] = ()) -> Scenario:
+def load_scenario(
+    path: str | Path, *, kubelet_version: str | None = None, kubelet_flags: Sequence[str] = ()
+) -> Scenario:
     """Read and check a scenario file; :class:`ScenarioError` (one line) if anything is wrong.
 
     ``kubelet_version`` replaces every node's kubelet version (defaults follow the new version);
@@ -165,12 +165,19 @@ def load_scenario(path: str | Path, *, kubelet_version: str | None = None,
         data = p.read_bytes()
     except OSError as exc:
         raise ScenarioError(f"cannot read scenario ({exc.strerror})", source=str(path)) from None
-    return parse_scenario(data, file=str(path), base_dir=p.resolve().parent, kubelet_version=kubelet_version,
-                          kubelet_flags=kubelet_flags)
+    return parse_scenario(
+        data, file=str(path), base_dir=p.resolve().parent, kubelet_version=kubelet_version, kubelet_flags=kubelet_flags
+    )
 
 
-def parse_scenario(data: bytes, *, file: str, base_dir: Path | None, kubelet_version: str | None = None,
-                   kubelet_flags: Sequence[str] = ()) -> Scenario:
+def parse_scenario(
+    data: bytes,
+    *,
+    file: str,
+    base_dir: Path | None,
+    kubelet_version: str | None = None,
+    kubelet_flags: Sequence[str] = (),
+) -> Scenario:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -214,8 +221,14 @@ def _flag_key(flag: Any) -> str | None:
 
 
 class _Loader:
-    def __init__(self, doc: Located, base_dir: Path | None, digest: str, kubelet_version: str | None,
-                 kubelet_flags: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        doc: Located,
+        base_dir: Path | None,
+        digest: str,
+        kubelet_version: str | None,
+        kubelet_flags: tuple[str, ...] = (),
+    ) -> None:
         self.doc = doc
         self.base_dir = base_dir
         self.digest = digest
@@ -301,8 +314,9 @@ class _Loader:
             raise self.err(problem, ("start",)) from None
         interval = self.duration(top.get("interval", "10s"), ("interval",))
         if interval < SECOND or interval % SECOND:
-            raise self.err("expected a whole number of seconds ≥ 1s (the Summary API has second resolution)",
-                           ("interval",))
+            raise self.err(
+                "expected a whole number of seconds ≥ 1s (the Summary API has second resolution)", ("interval",)
+            )
         if "duration" not in top:
             raise self.err("a scenario needs a duration (e.g. 5m)", ())
         duration = self.duration(top["duration"], ("duration",))
@@ -310,8 +324,10 @@ class _Loader:
             raise self.err(f"{duration // interval + 1} ticks; at most {MAX_TICKS}", ("duration",))
         if start - KUBELET_HEAD_START < parse_time(FIRST_TIME) or start + duration > parse_time(LAST_TIME):
             shown = start_text.isoformat() if hasattr(start_text, "isoformat") else start_text  # YAML reads datetimes
-            problem = (f"a scenario from {shown} for {top['duration']} leaves the times a recording can "
-                       f"hold: from {FIRST_TIME} plus 1h (the kubelets start an hour early) to {LAST_TIME}")
+            problem = (
+                f"a scenario from {shown} for {top['duration']} leaves the times a recording can "
+                f"hold: from {FIRST_TIME} plus 1h (the kubelets start an hour early) to {LAST_TIME}"
+            )
             raise self.err(problem, ("start",))
         default_kubelet = self.kubelet(top["kubelet"], ("kubelet",)) if "kubelet" in top else None
         nodes_raw = top.get("nodes")
@@ -334,16 +350,18 @@ class _Loader:
             if key in seen:
                 raise self.err(f"pod {pod.namespace}/{pod.name} is defined twice", ("pods",))
             seen[key] = 1
-        return Scenario(name, description.strip(), self.doc.file, self.digest, start, interval, duration, nodes,
-                        tuple(pods))
+        return Scenario(
+            name, description.strip(), self.doc.file, self.digest, start, interval, duration, nodes, tuple(pods)
+        )
 
     # -- nodes ---------------------------------------------------------------------------
     def node(self, raw: Any, path: YPath, default_kubelet: KubeletSettings | None) -> NodeSpec:
         body = self.mapping(raw, path, NODE_FIELDS, "a node")
         name = body.get("name")
         if not isinstance(name, str) or not _NAME.match(name):
-            raise self.err(f"expected a node name of lowercase letters, digits, '-' and '.', got {name!r}",
-                           (*path, "name"))
+            raise self.err(
+                f"expected a node name of lowercase letters, digits, '-' and '.', got {name!r}", (*path, "name")
+            )
         if "kubelet" in body:
             kubelet = self.kubelet(body["kubelet"], (*path, "kubelet"))
         elif default_kubelet is not None:
@@ -354,8 +372,9 @@ class _Loader:
         if "memory" not in capacity:
             raise self.err("node capacity needs memory", (*path, "capacity"))
         memory = self.amount(capacity["memory"], (*path, "capacity", "memory"))
-        fs_raw = self.mapping(body.get("filesystems", {}), (*path, "filesystems"),
-                              ("nodefs", "imagefs", "containerfs"), "filesystems")
+        fs_raw = self.mapping(
+            body.get("filesystems", {}), (*path, "filesystems"), ("nodefs", "imagefs", "containerfs"), "filesystems"
+        )
         nodefs_default = capacity.get("ephemeral-storage")
         nodefs = self.filesystem(fs_raw.get("nodefs"), (*path, "filesystems", "nodefs"), nodefs_default)
         imagefs = None
@@ -392,14 +411,27 @@ class _Loader:
             allocatable["memory"] = _bytes_text(max(0, pods_limit - hard_mem))
             hard_storage = kubelet.hard_threshold("nodefs.available", storage)
             allocatable["ephemeral-storage"] = _bytes_text(
-                max(0, storage - kubelet.reserved("ephemeral-storage") - hard_storage))
+                max(0, storage - kubelet.reserved("ephemeral-storage") - hard_storage)
+            )
         system = self.system(body.get("system", {}), (*path, "system"))
         max_pids = self.amount(body.get("maxPids", 4194304), (*path, "maxPids"))
         labels = body.get("labels", {})
         if not isinstance(labels, Mapping) or not all(isinstance(v, str) for v in labels.values()):
             raise self.err("expected a map of label to text", (*path, "labels"))
-        return NodeSpec(name, kubelet, capacity, allocatable, memory, pods_limit if kubelet.enforces_pods else None,
-                        nodefs, imagefs, split, max_pids, system, dict(labels))
+        return NodeSpec(
+            name,
+            kubelet,
+            capacity,
+            allocatable,
+            memory,
+            pods_limit if kubelet.enforces_pods else None,
+            nodefs,
+            imagefs,
+            split,
+            max_pids,
+            system,
+            dict(labels),
+        )
 
     def resources(self, raw: Any, path: YPath) -> Mapping[str, str]:
         if not isinstance(raw, Mapping):
@@ -430,13 +462,15 @@ class _Loader:
     def pods(self, raw: Any, path: YPath, nodes: list[str]) -> list[PodTemplate]:
         body = self.mapping(raw, path, POD_FIELDS, "a pod entry")
         if ("pod" in body) == ("file" in body):
-            raise self.err("a pod entry needs exactly one of pod (a Pod manifest) or file (kubectl get pods -o json)",
-                           path)
+            raise self.err(
+                "a pod entry needs exactly one of pod (a Pod manifest) or file (kubectl get pods -o json)", path
+            )
         if "pod" in body:
             manifests = [(body["pod"], (*path, "pod"))]
             if "name" in body:
-                raise self.err("name selects a pod from a file; an inline pod has metadata.name", (*path, "name"),
-                               key=True)
+                raise self.err(
+                    "name selects a pod from a file; an inline pod has metadata.name", (*path, "name"), key=True
+                )
         else:
             manifests = self.pods_file(body["file"], (*path, "file"), body.get("name"))
         start = self.duration(body.get("start", 0), (*path, "start"))
@@ -453,12 +487,17 @@ class _Loader:
                     raise self.err("which node? set node: (or spec.nodeName)", path)
                 node = nodes[0]
             if node not in nodes:
-                raise self.err(f"no node {node!r} in the scenario (nodes: {', '.join(nodes)})",
-                               (*path, "node") if "node" in body else where)
+                raise self.err(
+                    f"no node {node!r} in the scenario (nodes: {', '.join(nodes)})",
+                    (*path, "node") if "node" in body else where,
+                )
             pod["spec"]["nodeName"] = node
             if recreate is not None and not _controller(pod):
-                raise self.err("recreate needs a controller-owned pod (metadata.ownerReferences with controller: "
-                               "true); a bare pod evicted for node pressure stays Failed", (*path, "recreate"))
+                raise self.err(
+                    "recreate needs a controller-owned pod (metadata.ownerReferences with controller: "
+                    "true); a bare pod evicted for node pressure stays Failed",
+                    (*path, "recreate"),
+                )
             containers = self.usage(body.get("usage", {}), (*path, "usage"), pod)
             volumes = self.volume_usage(body.get("volumes", {}), (*path, "volumes"), pod)
             out.append(PodTemplate(pod, node, start, containers, volumes, recreate, self.doc.line(path)))
@@ -529,14 +568,23 @@ class _Loader:
         if not isinstance(raw, Mapping):
             raise self.err("expected a map of container name to its usage", path)
         spec = pod["spec"]
-        names = [c["name"] for c in [*(spec.get("initContainers") or []), *spec["containers"],
-                                      *(spec.get("ephemeralContainers") or [])]]
+        names = [
+            c["name"]
+            for c in [
+                *(spec.get("initContainers") or []),
+                *spec["containers"],
+                *(spec.get("ephemeralContainers") or []),
+            ]
+        ]
         out = {}
         for cname, body in raw.items():
             where = (*path, cname)
             if cname not in names:
-                raise self.err(f"no container {cname!r} in pod {pod['metadata']['name']} (containers: "
-                               f"{', '.join(names)})", where, key=True)
+                raise self.err(
+                    f"no container {cname!r} in pod {pod['metadata']['name']} (containers: {', '.join(names)})",
+                    where,
+                    key=True,
+                )
             fields = self.mapping(body, where, CONTAINER_FIELDS, "a container's usage")
             values: dict[str, Any] = {}
             for key, value in fields.items():
@@ -555,8 +603,11 @@ class _Loader:
         for vname, body in raw.items():
             where = (*path, vname)
             if vname not in names:
-                raise self.err(f"no volume {vname!r} in pod {pod['metadata']['name']} (volumes: "
-                               f"{', '.join(names) or 'none'})", where, key=True)
+                raise self.err(
+                    f"no volume {vname!r} in pod {pod['metadata']['name']} (volumes: {', '.join(names) or 'none'})",
+                    where,
+                    key=True,
+                )
             fields = self.mapping(body, where, VOLUME_FIELDS, "a volume's usage")
             out[vname] = VolumeUsage(**{k: self.curve(v, (*where, k)) for k, v in fields.items()})
         return out

@@ -17,9 +17,16 @@ _QUANTITY = re.compile(r"^([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|E
 _BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
-_DURATION_UNIT_US: dict[str, Fraction] = {"ns": Fraction(1, 1000), "us": Fraction(1), "µs": Fraction(1),
-                                           "μs": Fraction(1), "ms": Fraction(1000), "s": Fraction(10**6),
-                                           "m": Fraction(60 * 10**6), "h": Fraction(3600 * 10**6)}
+_DURATION_UNIT_US: dict[str, Fraction] = {
+    "ns": Fraction(1, 1000),
+    "us": Fraction(1),
+    "µs": Fraction(1),
+    "μs": Fraction(1),
+    "ms": Fraction(1000),
+    "s": Fraction(10**6),
+    "m": Fraction(60 * 10**6),
+    "h": Fraction(3600 * 10**6),
+}
 SECOND = 10**6
 """Scenario times are integer microseconds (the recording's resolution)."""
 

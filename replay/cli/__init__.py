@@ -31,8 +31,9 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
     for result in results:
         if result.status == "failed":
             basis = f" [{result.case.expect_basis}]" if "derived" in result.case.expect_basis else ""
-            console.print(f"[red]FAIL[/red] {result.case.id} (kubelet {result.case.kubelet_version}){basis}",
-                          soft_wrap=True)
+            console.print(
+                f"[red]FAIL[/red] {result.case.id} (kubelet {result.case.kubelet_version}){basis}", soft_wrap=True
+            )
             for failure in result.failures:
                 console.print(f"    {failure}", markup=False, soft_wrap=True)
         elif result.status == "skipped":
@@ -51,10 +52,15 @@ def _add_conformance(sub: SubParsers) -> None:
         "results) through the port. Exit 0 when all pass, 1 when any fails. "
         "Example: %(prog)s ../shared/conformance",
     )
-    conf.add_argument("paths", nargs="+", metavar="PATH",
-                      help="vector files or directories of them, e.g. ../shared/conformance")
-    conf.add_argument("--kind", action="append", metavar="KIND",
-                      help="only cases of this kind (repeatable), e.g. --kind quantity --kind manager")
+    conf.add_argument(
+        "paths", nargs="+", metavar="PATH", help="vector files or directories of them, e.g. ../shared/conformance"
+    )
+    conf.add_argument(
+        "--kind",
+        action="append",
+        metavar="KIND",
+        help="only cases of this kind (repeatable), e.g. --kind quantity --kind manager",
+    )
     conf.add_argument("-v", "--verbose", action="store_true", help="list passing cases too")
     conf.set_defaults(func=_cmd_conformance)
 
@@ -90,8 +96,7 @@ class _Command:
 
 _COMMANDS: dict[str, _Command] = {
     "explain": _Command("what would the kubelet evict from this summary, and why", _add_explain),
-    "replay": _Command("run a recording through the eviction manager and compare with the real evictions",
-                       _add_replay),
+    "replay": _Command("run a recording through the eviction manager and compare with the real evictions", _add_replay),
     "conformance": _Command("run kubelet-eviction conformance vectors through the port", _add_conformance),
     "record": _Command("record a live cluster into a recording directory", _add_recordings("record")),
     "import": _Command("build a recording from kubectl / kubelet JSON or YAML files", _add_recordings("import")),
@@ -127,7 +132,8 @@ def _add_scenario(sub: SubParsers) -> None:
 
 
 _COMMANDS["scenario"] = _Command(
-    "build a recording from a scenario file: node pressure reproduced without a cluster", _add_scenario)
+    "build a recording from a scenario file: node pressure reproduced without a cluster", _add_scenario
+)
 
 
 def _add_whatif(sub: SubParsers) -> None:
@@ -136,19 +142,24 @@ def _add_whatif(sub: SubParsers) -> None:
     add_whatif_parser(sub)
 
 
-_COMMANDS["whatif"] = _Command("replay one recording under several settings and compare who is evicted, and when",
-                               _add_whatif)
+_COMMANDS["whatif"] = _Command(
+    "replay one recording under several settings and compare who is evicted, and when", _add_whatif
+)
 
 
 class _VersionAction(argparse.Action):
     """``--version``, reading the installed version only when asked (importlib.metadata costs ~30 ms)."""
 
     def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
-                         help="print the version and exit")
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="print the version and exit")
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: object, option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
         from importlib.metadata import PackageNotFoundError, version
 
         try:
@@ -182,8 +193,9 @@ def build_parser(argv: Sequence[str] | None = None, *, prog: str = "evictlens") 
     )
     parser.add_argument("--version", action=_VersionAction)
     add_debug_argument(parser)
-    sub: SubParsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
-                                            parser_class=OneLineParser)
+    sub: SubParsers = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=OneLineParser
+    )
     selected = None if argv is None else _selected(argv)
     for name, command in {**_COMMANDS, **_plugins()}.items():
         if argv is None or name == selected:

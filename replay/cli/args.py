@@ -25,40 +25,91 @@ def add_kubelet_arguments(p: argparse.ArgumentParser, *, per_node: bool = False,
     ``variants`` (``whatif``): ``--config``, ``--configz`` and ``--eviction-pressure-transition-period`` may be
     repeated too, each occurrence a variant (:mod:`replay.whatif`)."""
     repeat = "append" if variants else "store"
-    where = ("each node's recorded /configz, else the kubelet's defaults for that node's version" if per_node
-             else "the kubelet's defaults for the version")
+    where = (
+        "each node's recorded /configz, else the kubelet's defaults for that node's version"
+        if per_node
+        else "the kubelet's defaults for the version"
+    )
     cfg = p.add_argument_group(
         "kubelet eviction configuration",
         f"Baseline: --config or --configz if given, else {where}. Every eviction flag below then replaces its "
-        "field of the baseline, as the kubelet's flags override its config file.")
-    cfg.add_argument("--config", action=repeat, metavar="FILE",
-                     help="a KubeletConfiguration file (YAML or JSON), e.g. /var/lib/kubelet/config.yaml")
-    cfg.add_argument("--configz", action=repeat, metavar="FILE",
-                     help="saved output of: kubectl get --raw /api/v1/nodes/NODE/proxy/configz")
-    cfg.add_argument("--eviction-hard", action="append", metavar="MAP",
-                     help="hard thresholds, replacing the baseline's: "
-                     "e.g. 'memory.available<1.5Gi,nodefs.available<10%%'")
-    cfg.add_argument("--eviction-soft", action="append", metavar="MAP",
-                     help="soft thresholds (each needs a grace period): e.g. 'memory.available<2Gi'")
-    cfg.add_argument("--eviction-soft-grace-period", action="append", metavar="MAP",
-                     help="grace period per soft signal: e.g. 'memory.available=1m30s'")
-    cfg.add_argument("--eviction-minimum-reclaim", action="append", metavar="MAP",
-                     help="minimum reclaim per signal: e.g. 'memory.available=500Mi,imagefs.available=2Gi'")
-    cfg.add_argument("--eviction-max-pod-grace-period", type=int, default=None, metavar="SECONDS",
-                     help="cap on a soft eviction's pod grace period, e.g. 30 (default: the baseline's, 0)")
-    cfg.add_argument("--eviction-pressure-transition-period", action=repeat, metavar="DURATION",
-                     help="how long a pressure condition is held after it clears, e.g. 1m (default 5m0s)")
+        "field of the baseline, as the kubelet's flags override its config file.",
+    )
+    cfg.add_argument(
+        "--config",
+        action=repeat,
+        metavar="FILE",
+        help="a KubeletConfiguration file (YAML or JSON), e.g. /var/lib/kubelet/config.yaml",
+    )
+    cfg.add_argument(
+        "--configz",
+        action=repeat,
+        metavar="FILE",
+        help="saved output of: kubectl get --raw /api/v1/nodes/NODE/proxy/configz",
+    )
+    cfg.add_argument(
+        "--eviction-hard",
+        action="append",
+        metavar="MAP",
+        help="hard thresholds, replacing the baseline's: e.g. 'memory.available<1.5Gi,nodefs.available<10%%'",
+    )
+    cfg.add_argument(
+        "--eviction-soft",
+        action="append",
+        metavar="MAP",
+        help="soft thresholds (each needs a grace period): e.g. 'memory.available<2Gi'",
+    )
+    cfg.add_argument(
+        "--eviction-soft-grace-period",
+        action="append",
+        metavar="MAP",
+        help="grace period per soft signal: e.g. 'memory.available=1m30s'",
+    )
+    cfg.add_argument(
+        "--eviction-minimum-reclaim",
+        action="append",
+        metavar="MAP",
+        help="minimum reclaim per signal: e.g. 'memory.available=500Mi,imagefs.available=2Gi'",
+    )
+    cfg.add_argument(
+        "--eviction-max-pod-grace-period",
+        type=int,
+        default=None,
+        metavar="SECONDS",
+        help="cap on a soft eviction's pod grace period, e.g. 30 (default: the baseline's, 0)",
+    )
+    cfg.add_argument(
+        "--eviction-pressure-transition-period",
+        action=repeat,
+        metavar="DURATION",
+        help="how long a pressure condition is held after it clears, e.g. 1m (default 5m0s)",
+    )
     beh = p.add_argument_group("behaviour")
-    default = "each node's kubeletVersion, else " + DEFAULT_VERSION if per_node else (
-        f"the node object's kubeletVersion, else {DEFAULT_VERSION}")
-    beh.add_argument("--kubelet-version", metavar="VERSION",
-                     help=f"the kubelet to imitate, e.g. 1.30; one of {', '.join(KNOWN_VERSIONS)} (default: {default})")
-    beh.add_argument("--feature-gates", metavar="GATES",
-                     help="e.g. 'InPlacePodVerticalScaling=true,KubeletSeparateDiskGC=false'")
-    beh.add_argument("--dedicated-image-fs", action=argparse.BooleanOptionalAction, default=None,
-                     help="imagefs on its own device (default: inferred from the summary)")
-    beh.add_argument("--split-image-fs", action=argparse.BooleanOptionalAction, default=None,
-                     help="writable container layers on a filesystem apart from images (default: inferred)")
+    default = (
+        "each node's kubeletVersion, else " + DEFAULT_VERSION
+        if per_node
+        else (f"the node object's kubeletVersion, else {DEFAULT_VERSION}")
+    )
+    beh.add_argument(
+        "--kubelet-version",
+        metavar="VERSION",
+        help=f"the kubelet to imitate, e.g. 1.30; one of {', '.join(KNOWN_VERSIONS)} (default: {default})",
+    )
+    beh.add_argument(
+        "--feature-gates", metavar="GATES", help="e.g. 'InPlacePodVerticalScaling=true,KubeletSeparateDiskGC=false'"
+    )
+    beh.add_argument(
+        "--dedicated-image-fs",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="imagefs on its own device (default: inferred from the summary)",
+    )
+    beh.add_argument(
+        "--split-image-fs",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="writable container layers on a filesystem apart from images (default: inferred)",
+    )
 
 
 def gates_from_args(args: argparse.Namespace) -> dict[str, bool] | None:
@@ -111,9 +162,14 @@ def load_baseline(*, config: str | None = None, configz: str | None = None) -> B
 def request_from_args(args: argparse.Namespace, label: str = "baseline") -> SettingsRequest:
     """Everything the flags ask, checked before any recording is read."""
     gates = gates_from_args(args)
-    return SettingsRequest(kubelet_version=args.kubelet_version, feature_gates=dict(gates or {}),
-                           baseline=baseline_from_args(args), overrides=overrides_from_args(args),
-                           topology=topology_from_args(args), label=label)
+    return SettingsRequest(
+        kubelet_version=args.kubelet_version,
+        feature_gates=dict(gates or {}),
+        baseline=baseline_from_args(args),
+        overrides=overrides_from_args(args),
+        topology=topology_from_args(args),
+        label=label,
+    )
 
 
 def config_from_args(args: argparse.Namespace, prof: VersionProfile, os: str = "linux") -> EvictionConfig | None:
@@ -125,19 +181,33 @@ def config_from_args(args: argparse.Namespace, prof: VersionProfile, os: str = "
     overrides = overrides_from_args(args)
     if baseline is None and not overrides:
         return None
-    fields = (parse_fields(baseline.document, source=baseline.source, profile=prof, os=os) if baseline
-              else default_fields(prof, os))
+    fields = (
+        parse_fields(baseline.document, source=baseline.source, profile=prof, os=os)
+        if baseline
+        else default_fields(prof, os)
+    )
     return config_from_fields(prof, apply_flags(fields, overrides))
 
 
 def add_speed_arguments(p: argparse.ArgumentParser) -> None:
     """``--jobs`` / ``--ray``: how the engine spreads nodes (the same for replay, whatif and explain)."""
     speed = p.add_argument_group("speed")
-    speed.add_argument("--jobs", type=int, metavar="N", default=None,
-                       help="replay nodes in N local processes (default: all cores); results are identical")
-    speed.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
-                       help="run the per-node tasks on a Ray cluster (pip install 'evictlens[ray]'); no ADDRESS: "
-                       "a local Ray instance; the recording must be at the same path on every Ray node")
+    speed.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        default=None,
+        help="replay nodes in N local processes (default: all cores); results are identical",
+    )
+    speed.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="run the per-node tasks on a Ray cluster (pip install 'evictlens[ray]'); no ADDRESS: "
+        "a local Ray instance; the recording must be at the same path on every Ray node",
+    )
 
 
 def jobs_of(args: argparse.Namespace) -> int:
@@ -152,7 +222,10 @@ def jobs_of(args: argparse.Namespace) -> int:
 
 def add_counterfactual_argument(p: argparse.ArgumentParser) -> None:
     """``--counterfactual`` for ``replay`` and ``whatif`` (the model: replay/COUNTERFACTUAL.md)."""
-    p.add_argument("--counterfactual", action="store_true",
-                   help="closed loop: after each predicted eviction, take the pod's recorded usage off its node's "
-                   "later summaries (memory at once; writable layers, logs and emptyDir as the kubelet frees them; "
-                   "processes) instead of replaying what really happened (replay/COUNTERFACTUAL.md)")
+    p.add_argument(
+        "--counterfactual",
+        action="store_true",
+        help="closed loop: after each predicted eviction, take the pod's recorded usage off its node's "
+        "later summaries (memory at once; writable layers, logs and emptyDir as the kubelet frees them; "
+        "processes) instead of replaying what really happened (replay/COUNTERFACTUAL.md)",
+    )

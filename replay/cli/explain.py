@@ -47,8 +47,9 @@ def run_explain(args: argparse.Namespace) -> int:
         if not (args.config or args.configz or args.eviction_hard):
             args.config = str(base / "kubelet-config.yaml")
     if not args.summary:
-        raise InputError("a summary is required (kubectl get --raw /api/v1/nodes/NODE/proxy/stats/summary)",
-                         field="--summary")
+        raise InputError(
+            "a summary is required (kubectl get --raw /api/v1/nodes/NODE/proxy/stats/summary)", field="--summary"
+        )
     gates = gates_from_args(args)
     raw = load_document(args.summary)
     node = None
@@ -60,8 +61,17 @@ def run_explain(args: argparse.Namespace) -> int:
     pods = parse_pods(raw_pods, source=args.pods) if args.pods else None
     topology = topology_from_args(args)
     platform = detect_platform(node, _pod_items(raw_pods))
-    explanation = explain(raw, args.summary, pods=pods, node=node, config=config, version=args.kubelet_version,
-                          feature_gates=gates, topology=topology, platform=platform)
+    explanation = explain(
+        raw,
+        args.summary,
+        pods=pods,
+        node=node,
+        config=config,
+        version=args.kubelet_version,
+        feature_gates=gates,
+        topology=topology,
+        platform=platform,
+    )
     if args.json:
         print(explanation_json(explanation))
     else:
@@ -100,27 +110,43 @@ def add_explain_parser(sub: Any) -> None:
         "Event message, and the ranking. Example: %(prog)s --summary summary.json --pods pods.json "
         "--node node.json --configz configz.json (or: %(prog)s --sample kind-sidecars)",
     )
-    p.add_argument("recording", nargs="?",
-                   help="a recording directory: explain one moment of its replay (then --node names the node), "
-                   "e.g. evictlens explain rec/ --node kind-worker --at first-eviction")
+    p.add_argument(
+        "recording",
+        nargs="?",
+        help="a recording directory: explain one moment of its replay (then --node names the node), "
+        "e.g. evictlens explain rec/ --node kind-worker --at first-eviction",
+    )
     when = p.add_argument_group("a moment of a recording")
-    when.add_argument("--at", metavar="TIME",
-                      help="the last pass at or before this RFC 3339 time, e.g. 2024-05-20T10:15:20Z, "
-                      "or 'first-eviction' (the first pass the replay evicts at)")
+    when.add_argument(
+        "--at",
+        metavar="TIME",
+        help="the last pass at or before this RFC 3339 time, e.g. 2024-05-20T10:15:20Z, "
+        "or 'first-eviction' (the first pass the replay evicts at)",
+    )
     when.add_argument("--tick", type=int, metavar="K", help="the pass of recorded tick K, e.g. 12")
     src = p.add_argument_group("inputs (what kubectl prints)")
-    src.add_argument("--summary", metavar="FILE",
-                     help="the node's Summary API response: kubectl get --raw "
-                     "/api/v1/nodes/NODE/proxy/stats/summary > summary.json")
-    src.add_argument("--pods", metavar="FILE",
-                     help="the node's pods for exact requests, priorities and QoS: kubectl get pods -A -o json "
-                     "--field-selector spec.nodeName=NODE > pods.json (or the kubelet's /pods)")
-    src.add_argument("--node", metavar="FILE",
-                     help="the node object, for the kubelet version and OS: kubectl get node NODE -o json > node.json"
-                     "; with a recording, the node's name, e.g. kind-worker")
-    src.add_argument("--sample", metavar="NAME",
-                     help=f"a bundled sample instead of files, e.g. --sample {SAMPLES[0]} "
-                     f"(one of: {', '.join(SAMPLES)})")
+    src.add_argument(
+        "--summary",
+        metavar="FILE",
+        help="the node's Summary API response: kubectl get --raw /api/v1/nodes/NODE/proxy/stats/summary > summary.json",
+    )
+    src.add_argument(
+        "--pods",
+        metavar="FILE",
+        help="the node's pods for exact requests, priorities and QoS: kubectl get pods -A -o json "
+        "--field-selector spec.nodeName=NODE > pods.json (or the kubelet's /pods)",
+    )
+    src.add_argument(
+        "--node",
+        metavar="FILE",
+        help="the node object, for the kubelet version and OS: kubectl get node NODE -o json > node.json"
+        "; with a recording, the node's name, e.g. kind-worker",
+    )
+    src.add_argument(
+        "--sample",
+        metavar="NAME",
+        help=f"a bundled sample instead of files, e.g. --sample {SAMPLES[0]} (one of: {', '.join(SAMPLES)})",
+    )
     add_kubelet_arguments(p)
     add_speed_arguments(p)
     p.add_argument("--json", action="store_true", help="print one JSON document instead of tables (for scripts)")

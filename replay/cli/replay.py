@@ -55,8 +55,9 @@ def _replay(args: argparse.Namespace, recording: str) -> int:
     rec = open_recording(recording, skip_bad=args.skip_bad)
     names = select_nodes(rec, args.node)  # the same errors, and --skip-bad's list, before any work
     with progress_bar("replaying", total_passes(rec, names), enabled=not args.json) as advance:
-        (result,) = replay(rec, [request], names, jobs=jobs_of(args), ray=args.ray, reference=args.reference,
-                           progress=advance)
+        (result,) = replay(
+            rec, [request], names, jobs=jobs_of(args), ray=args.ray, reference=args.reference, progress=advance
+        )
     if args.output:
         write(result, Path(args.output))
     if args.json:
@@ -80,20 +81,34 @@ def add_replay_parser(sub: Any) -> None:
         "  evictlens replay rec/ --eviction-hard 'memory.available<500Mi' --eviction-pressure-transition-period 1m",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("recording", nargs="?",
-                   help="a recording directory written by evictlens record / import / scenario, e.g. rec/")
-    p.add_argument("--sample", metavar="NAME",
-                   help="replay a bundled scenario instead (see evictlens scenario --list), e.g. sidecar-stress")
+    p.add_argument(
+        "recording", nargs="?", help="a recording directory written by evictlens record / import / scenario, e.g. rec/"
+    )
+    p.add_argument(
+        "--sample",
+        metavar="NAME",
+        help="replay a bundled scenario instead (see evictlens scenario --list), e.g. sidecar-stress",
+    )
     p.add_argument("--node", action="append", metavar="NAME", help="only this node (repeatable), e.g. kind-worker")
     add_kubelet_arguments(p, per_node=True)
     add_counterfactual_argument(p)
     out = p.add_argument_group("output")
-    out.add_argument("-o", "--output", metavar="DIR",
-                     help="write the results directory (result.json + Parquet, see replay/RESULTS.md), e.g. out/")
+    out.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="write the results directory (result.json + Parquet, see replay/RESULTS.md), e.g. out/",
+    )
     out.add_argument("--json", action="store_true", help="print result.json to stdout instead of tables")
     add_speed_arguments(p)
-    p.add_argument("--reference", action="store_true",
-                   help="use the per-tick reference path instead of the columnar engine (same results, slower)")
-    out.add_argument("--skip-bad", action="store_true",
-                     help="replay what is readable of a damaged recording and list what was skipped")
+    p.add_argument(
+        "--reference",
+        action="store_true",
+        help="use the per-tick reference path instead of the columnar engine (same results, slower)",
+    )
+    out.add_argument(
+        "--skip-bad",
+        action="store_true",
+        help="replay what is readable of a damaged recording and list what was skipped",
+    )
     p.set_defaults(func=run_replay)

@@ -39,8 +39,16 @@ def run_whatif(args: argparse.Namespace) -> int:
     names = select_nodes(rec, args.node)
     label = f"what if ({len(variants)} variants)"
     with progress_bar(label, total_passes(rec, names), enabled=not args.json) as advance:
-        results = replay(rec, [v.request for v in variants], names, jobs=jobs_of(args), ray=args.ray,
-                         reference=args.reference, progress=advance, frames=bool(args.output))
+        results = replay(
+            rec,
+            [v.request for v in variants],
+            names,
+            jobs=jobs_of(args),
+            ray=args.ray,
+            reference=args.reference,
+            progress=advance,
+            frames=bool(args.output),
+        )
     comparison = compare(results)
     if args.output:
         from replay.whatif_report import write_output
@@ -69,9 +77,11 @@ def _soft(args: argparse.Namespace) -> list[Change]:
     if not soft:
         return _one("--eviction-soft-grace-period", "eviction_soft_grace_period", grace)
     if len(grace) not in (0, 1, len(soft)):
-        raise InputError(f"{len(soft)} --eviction-soft variants but {len(grace)} --eviction-soft-grace-period: give "
-                         "one grace period for all, or one per soft variant (paired by position)",
-                         field="--eviction-soft-grace-period")
+        raise InputError(
+            f"{len(soft)} --eviction-soft variants but {len(grace)} --eviction-soft-grace-period: give "
+            "one grace period for all, or one per soft variant (paired by position)",
+            field="--eviction-soft-grace-period",
+        )
     out = []
     for i, s in enumerate(soft):
         g = grace[i] if len(grace) == len(soft) else (grace[0] if grace else None)
@@ -94,19 +104,34 @@ def variants_from_args(args: argparse.Namespace) -> list[Variant]:
     gates = dict(common.feature_gates) or None
     for v in versions:
         profile(v, gates)  # an unknown version or gate fails before anything is read
-    return variants(common, [
-        _one("--eviction-hard", "eviction_hard", args.eviction_hard),
-        _soft(args),
-        _one("--eviction-minimum-reclaim", "eviction_minimum_reclaim", args.eviction_minimum_reclaim),
-        _one("--eviction-pressure-transition-period", "eviction_pressure_transition_period",
-             args.eviction_pressure_transition_period, as_list=False),
-        _configs(args),
-        [Change(f"kubelet {v}", request={"kubelet_version": v}) for v in versions],
-    ])
+    return variants(
+        common,
+        [
+            _one("--eviction-hard", "eviction_hard", args.eviction_hard),
+            _soft(args),
+            _one("--eviction-minimum-reclaim", "eviction_minimum_reclaim", args.eviction_minimum_reclaim),
+            _one(
+                "--eviction-pressure-transition-period",
+                "eviction_pressure_transition_period",
+                args.eviction_pressure_transition_period,
+                as_list=False,
+            ),
+            _configs(args),
+            [Change(f"kubelet {v}", request={"kubelet_version": v}) for v in versions],
+        ],
+    )
 
 
-DIMENSIONS = ("eviction_hard", "eviction_soft", "eviction_soft_grace_period", "eviction_minimum_reclaim",
-              "eviction_pressure_transition_period", "config", "configz", "kubelet_version")
+DIMENSIONS = (
+    "eviction_hard",
+    "eviction_soft",
+    "eviction_soft_grace_period",
+    "eviction_minimum_reclaim",
+    "eviction_pressure_transition_period",
+    "config",
+    "configz",
+    "kubelet_version",
+)
 """The flags whose every occurrence is a variant; the rest apply to every variant but the baseline."""
 
 
@@ -134,20 +159,36 @@ def add_whatif_parser(sub: Any) -> None:
     p.add_argument("--node", action="append", metavar="NAME", help="only this node (repeatable), e.g. kind-worker")
     add_kubelet_arguments(p, per_node=True, variants=True)
     loop = p.add_argument_group("what a pod the variant evicts does afterwards")
-    loop.add_argument("--as-recorded", action="store_true",
-                      help="open loop: every pod keeps its recorded usage after the variant evicts it (the question "
-                      "'would the kubelet start evicting?'); default: the counterfactual answer, the evicted pod's "
-                      "usage taken off its node (replay/COUNTERFACTUAL.md)")
-    loop.add_argument("--counterfactual", action="store_true",
-                      help="accepted for scripts, no effect: the counterfactual answer is the default")
+    loop.add_argument(
+        "--as-recorded",
+        action="store_true",
+        help="open loop: every pod keeps its recorded usage after the variant evicts it (the question "
+        "'would the kubelet start evicting?'); default: the counterfactual answer, the evicted pod's "
+        "usage taken off its node (replay/COUNTERFACTUAL.md)",
+    )
+    loop.add_argument(
+        "--counterfactual",
+        action="store_true",
+        help="accepted for scripts, no effect: the counterfactual answer is the default",
+    )
     out = p.add_argument_group("output")
-    out.add_argument("-o", "--output", metavar="DIR",
-                     help="write OUT/variant-N/ (results directories, see replay/RESULTS.md) plus compare.json and "
-                     "compare.parquet, e.g. out/")
+    out.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="write OUT/variant-N/ (results directories, see replay/RESULTS.md) plus compare.json and "
+        "compare.parquet, e.g. out/",
+    )
     out.add_argument("--json", action="store_true", help="print compare.json to stdout instead of tables")
-    out.add_argument("--skip-bad", action="store_true",
-                     help="replay what is readable of a damaged recording and list what was skipped")
+    out.add_argument(
+        "--skip-bad",
+        action="store_true",
+        help="replay what is readable of a damaged recording and list what was skipped",
+    )
     add_speed_arguments(p)
-    p.add_argument("--reference", action="store_true",
-                   help="use the per-tick reference path instead of the columnar engine (same results, slower)")
+    p.add_argument(
+        "--reference",
+        action="store_true",
+        help="use the per-tick reference path instead of the columnar engine (same results, slower)",
+    )
     p.set_defaults(func=run_whatif)

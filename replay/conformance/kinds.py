@@ -38,7 +38,7 @@ def string_diff(label: str, got: str, want: str) -> str:
     """Describe a string mismatch by its first differing character."""
     i = next((k for k, (a, b) in enumerate(zip(got, want, strict=False)) if a != b), min(len(got), len(want)))
     return (
-        f"{label}: differs at character {i}: got {got[i:i + 30]!r}, want {want[i:i + 30]!r}\n"
+        f"{label}: differs at character {i}: got {got[i : i + 30]!r}, want {want[i : i + 30]!r}\n"
         f"      got:  {got!r}\n      want: {want!r}"
     )
 
@@ -63,8 +63,9 @@ def check_quantity(case: Case, profile: VersionProfile) -> list[str]:
         out = _eq("value", q.value, Decimal(str(exp["value"])))
         return out + _eq("format", str(q.format), exp["format"])
     if op == "format":
-        return _eq("string", str(Quantity.from_decimal(Decimal(str(inp["value"])), Format(inp["format"]))),
-                   exp["string"])
+        return _eq(
+            "string", str(Quantity.from_decimal(Decimal(str(inp["value"])), Format(inp["format"]))), exp["string"]
+        )
     if op == "parse_emit":
         return _eq("string", str(Quantity.parse(str(inp["value"]))), exp["string"])
     if op == "new_quantity":
@@ -80,8 +81,12 @@ def check_eviction_message(case: Case, profile: VersionProfile) -> list[str]:
     pod = parse_pod(inp["pod"], source=case.id, field="input.pod")
     stats = parse_pod_stats(inp["pod_stats"], source=case.id) if inp.get("pod_stats") is not None else None
     message, annotations = eviction_message(
-        str(inp["resource"]), pod, stats, thresholds(inp.get("thresholds") or []),
-        observations(inp.get("observations") or {}), profile,
+        str(inp["resource"]),
+        pod,
+        stats,
+        thresholds(inp.get("thresholds") or []),
+        observations(inp.get("observations") or {}),
+        profile,
     )
     failures: list[str] = []
     for want in (exp, exp.get("derived") or {}):
@@ -119,9 +124,7 @@ def check_rank(case: Case, profile: VersionProfile) -> list[str]:
     return _eq("order", [p.name for p in pods], list(case.expect["order"]))
 
 
-def _comparator(
-    spec: Mapping[str, Any], stats: Mapping[str, Any], profile: VersionProfile
-) -> ranking.CmpFunc | None:
+def _comparator(spec: Mapping[str, Any], stats: Mapping[str, Any], profile: VersionProfile) -> ranking.CmpFunc | None:
     name = spec["name"]
     fs = tuple(ranking.FsStatsType(x) for x in spec.get("fs_stats", []))
     resource = str(spec.get("resource", ""))
@@ -145,8 +148,11 @@ def check_parse_thresholds(case: Case, profile: VersionProfile) -> list[str]:
     inp, exp = case.input, case.expect
     try:
         got = th.parse_threshold_config(
-            list(inp.get("allocatable_config") or []), inp.get("eviction_hard"), inp.get("eviction_soft"),
-            inp.get("eviction_soft_grace_period"), inp.get("eviction_minimum_reclaim"),
+            list(inp.get("allocatable_config") or []),
+            inp.get("eviction_hard"),
+            inp.get("eviction_soft"),
+            inp.get("eviction_soft_grace_period"),
+            inp.get("eviction_minimum_reclaim"),
             containerfs=profile.containerfs_signals,
         )
     except InputError as err:
@@ -159,8 +165,9 @@ def check_parse_thresholds(case: Case, profile: VersionProfile) -> list[str]:
     return [f"thresholds: got {[t.describe() for t in got]}, want {[t.describe() for t in want]}"]
 
 
-def _threshold_list(label: str, got: list[th.Threshold], want_raw: list[Mapping[str, Any]],
-                    *, min_reclaim: bool = False) -> list[str]:
+def _threshold_list(
+    label: str, got: list[th.Threshold], want_raw: list[Mapping[str, Any]], *, min_reclaim: bool = False
+) -> list[str]:
     want = thresholds(want_raw)
     if multiset_equal(got, want, min_reclaim=min_reclaim):
         return []
@@ -174,19 +181,26 @@ def _observed_at(items: list[Mapping[str, Any]]) -> dict[th.Threshold, Any]:
 def check_thresholds_kind(case: Case, profile: VersionProfile) -> list[str]:
     inp, exp, kind = case.input, case.expect, case.kind
     if kind == "add_allocatable_thresholds":
-        return _threshold_list("thresholds", th.add_allocatable_thresholds(thresholds(inp["thresholds"])),
-                               exp["thresholds"], min_reclaim=True)
+        return _threshold_list(
+            "thresholds",
+            th.add_allocatable_thresholds(thresholds(inp["thresholds"])),
+            exp["thresholds"],
+            min_reclaim=True,
+        )
     if kind == "thresholds_met":
-        got = th.thresholds_met(thresholds(inp["thresholds"]), observations(inp["observations"]),
-                                bool(inp["enforce_min_reclaim"]))
+        got = th.thresholds_met(
+            thresholds(inp["thresholds"]), observations(inp["observations"]), bool(inp["enforce_min_reclaim"])
+        )
         return _threshold_list("thresholds", got, exp["thresholds"])
     if kind == "thresholds_updated_stats":
-        got = th.thresholds_updated_stats(thresholds(inp["thresholds"]), observations(inp["observations"]),
-                                          observations(inp["last_observations"]))
+        got = th.thresholds_updated_stats(
+            thresholds(inp["thresholds"]), observations(inp["observations"]), observations(inp["last_observations"])
+        )
         return _threshold_list("thresholds", got, exp["thresholds"])
     if kind == "thresholds_first_observed_at":
-        got_map = th.thresholds_first_observed_at(thresholds(inp["thresholds"]), _observed_at(inp["last_observed_at"]),
-                                                  timestamp(inp["now"]))
+        got_map = th.thresholds_first_observed_at(
+            thresholds(inp["thresholds"]), _observed_at(inp["last_observed_at"]), timestamp(inp["now"])
+        )
         want_map = _observed_at(exp["observed_at"])
         ok = len(got_map) == len(want_map) and all(
             any(same_threshold(g, w, min_reclaim=True) and gt == wt for w, wt in want_map.items())
@@ -206,7 +220,8 @@ def check_thresholds_kind(case: Case, profile: VersionProfile) -> list[str]:
         return _eq("found", th.get_reclaimable_threshold(items) is not None, bool(exp["found"]))
     if kind == "update_containerfs_thresholds":
         got, _errors = th.update_containerfs_thresholds(
-            thresholds(inp["thresholds"]), bool(inp["image_fs"]), bool(inp["separate_container_image_fs"]))
+            thresholds(inp["thresholds"]), bool(inp["image_fs"]), bool(inp["separate_container_image_fs"])
+        )
         failures: list[str] = []
         for key, raw in exp["containerfs"].items():
             signal, klass = key.split("/")
@@ -221,8 +236,9 @@ def check_thresholds_kind(case: Case, profile: VersionProfile) -> list[str]:
     if kind == "compare_threshold_value":
         a, b = threshold_value(inp["a"]), threshold_value(inp["b"])
         assert a is not None and b is not None
-        return (_eq("equal(a, b)", th.compare_threshold_value(a, b), exp["equal"])
-                + _eq("equal(b, a)", th.compare_threshold_value(b, a), exp["equal"]))
+        return _eq("equal(a, b)", th.compare_threshold_value(a, b), exp["equal"]) + _eq(
+            "equal(b, a)", th.compare_threshold_value(b, a), exp["equal"]
+        )
     if kind == "parse_percentage":
         try:
             value = th.parse_percentage(str(inp["value"]))
@@ -238,17 +254,20 @@ def check_thresholds_kind(case: Case, profile: VersionProfile) -> list[str]:
 def check_node_conditions_kind(case: Case, profile: VersionProfile) -> list[str]:
     inp, exp, kind = case.input, case.expect, case.kind
     if kind == "node_conditions":
-        return _eq("conditions", sorted(cond.node_conditions(thresholds(inp["thresholds"]))),
-                   sorted(exp["conditions"]))
+        return _eq("conditions", sorted(cond.node_conditions(thresholds(inp["thresholds"]))), sorted(exp["conditions"]))
     if kind == "node_conditions_last_observed_at":
         got = cond.node_conditions_last_observed_at(
-            list(inp["node_conditions"]), {k: timestamp(v) for k, v in inp["last_observed_at"].items()},
-            timestamp(inp["now"]))
+            list(inp["node_conditions"]),
+            {k: timestamp(v) for k, v in inp["last_observed_at"].items()},
+            timestamp(inp["now"]),
+        )
         return _eq("observed_at", got, {k: timestamp(v) for k, v in exp["observed_at"].items()})
     if kind == "node_conditions_observed_since":
         got_list = cond.node_conditions_observed_since(
-            {k: timestamp(v) for k, v in inp["observed_at"].items()}, parse_duration(inp["period"]),
-            timestamp(inp["now"]))
+            {k: timestamp(v) for k, v in inp["observed_at"].items()},
+            parse_duration(inp["period"]),
+            timestamp(inp["now"]),
+        )
         return _eq("conditions", sorted(got_list), sorted(exp["conditions"]))
     if kind == "has_node_condition":
         return _eq("result", cond.has_node_condition(list(inp["conditions"]), inp["item"]), exp["result"])
@@ -286,11 +305,28 @@ CHECKERS: Mapping[str, Checker] = {
     "rank": check_rank,
     "parse_thresholds": check_parse_thresholds,
     "make_signal_observations": check_signals,
-    **{k: check_thresholds_kind for k in (
-        "add_allocatable_thresholds", "thresholds_met", "thresholds_updated_stats", "thresholds_first_observed_at",
-        "thresholds_met_grace_period", "sort_by_eviction_priority", "get_reclaimable_threshold",
-        "update_containerfs_thresholds", "compare_threshold_value", "parse_percentage")},
-    **{k: check_node_conditions_kind for k in (
-        "node_conditions", "node_conditions_last_observed_at", "node_conditions_observed_since",
-        "has_node_condition")},
+    **{
+        k: check_thresholds_kind
+        for k in (
+            "add_allocatable_thresholds",
+            "thresholds_met",
+            "thresholds_updated_stats",
+            "thresholds_first_observed_at",
+            "thresholds_met_grace_period",
+            "sort_by_eviction_priority",
+            "get_reclaimable_threshold",
+            "update_containerfs_thresholds",
+            "compare_threshold_value",
+            "parse_percentage",
+        )
+    },
+    **{
+        k: check_node_conditions_kind
+        for k in (
+            "node_conditions",
+            "node_conditions_last_observed_at",
+            "node_conditions_observed_since",
+            "has_node_condition",
+        )
+    },
 }

@@ -67,7 +67,8 @@ def check_manager(case: Case, profile: VersionProfile) -> list[str]:
         summary = parse_summary(raw_summary, source=case.id)
         if "summary_after_reclaim_patch" in step:
             after_reclaim["summary"] = parse_summary(
-                merge_patch(raw_summary, step["summary_after_reclaim_patch"]), source=case.id)
+                merge_patch(raw_summary, step["summary_after_reclaim_patch"]), source=case.id
+            )
         else:
             after_reclaim["summary"] = None
         if step.get("pods") is not None:
@@ -79,8 +80,14 @@ def check_manager(case: Case, profile: VersionProfile) -> list[str]:
     return failures
 
 
-def _check_step(label: str, want: Mapping[str, Any], result: SyncResult, manager: EvictionManager,
-                admission: list[Pod], gc_calls: list[str]) -> list[str]:
+def _check_step(
+    label: str,
+    want: Mapping[str, Any],
+    result: SyncResult,
+    manager: EvictionManager,
+    admission: list[Pod],
+    gc_calls: list[str],
+) -> list[str]:
     f: list[str] = []
     if "error" in want:
         f += _eq(f"{label} error", result.error, want["error"])
@@ -92,8 +99,11 @@ def _check_step(label: str, want: Mapping[str, Any], result: SyncResult, manager
     if "killed_pods" in want:
         f += _eq(f"{label} killed_pods", [e.pod.name for e in kills], list(want["killed_pods"]))
     if "grace_period_override" in want:
-        f += _eq(f"{label} grace_period_override", [e.grace_period_override for e in kills],
-                 [want["grace_period_override"]] * max(1, len(kills)))
+        f += _eq(
+            f"{label} grace_period_override",
+            [e.grace_period_override for e in kills],
+            [want["grace_period_override"]] * max(1, len(kills)),
+        )
     if "message" in want:
         f += _eq(f"{label} message", kills[0].message if kills else None, want["message"])
     if "messages" in want:

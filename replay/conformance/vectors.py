@@ -123,8 +123,7 @@ def observations(obj: Mapping[str, Any]) -> dict[str, SignalObservation]:
             return Quantity.from_decimal(Quantity.parse(str(raw[key])).value, fmt)
 
         when = raw.get("time")
-        out[signal] = SignalObservation(quantity("available"), quantity("capacity"),
-                                        timestamp(when) if when else None)
+        out[signal] = SignalObservation(quantity("available"), quantity("capacity"), timestamp(when) if when else None)
     return out
 
 

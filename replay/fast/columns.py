@@ -99,8 +99,10 @@ def _stamp(us: int) -> datetime | None:
         raise _Odd from None
 
 
-_READABLE_US = ((datetime(1000, 1, 1, tzinfo=UTC) - EPOCH) // timedelta(microseconds=1),
-                (datetime.max.replace(tzinfo=UTC) - EPOCH) // timedelta(microseconds=1))
+_READABLE_US = (
+    (datetime(1000, 1, 1, tzinfo=UTC) - EPOCH) // timedelta(microseconds=1),
+    (datetime.max.replace(tzinfo=UTC) - EPOCH) // timedelta(microseconds=1),
+)
 """The recorded times the reference reads back: format_time writes a year below 1000 in fewer than the four
 digits RFC 3339 needs (the parse fails), and Python's datetime ends at year 9999."""
 
@@ -140,11 +142,28 @@ def _lean_fs(cols: list[str]) -> list[str]:
 
 
 _LEAN: dict[str, list[str]] = {
-    POD_STATS.name: ["tick", "pod", "pod_uid", "present", *_POD_REF_COLS, _POD_MEMORY_COLS[0], _POD_MEMORY_COLS[3],
-                     *_POD_PROCESS_COLS, _POD_EPHEMERAL_COLS[0]],
-    CONTAINER_STATS.name: ["tick", "pod", "container", "present", *_CONTAINER_NAME_COLS, _CONTAINER_MEMORY_COLS[0],
-                           _CONTAINER_MEMORY_COLS[3], *_lean_fs(_CONTAINER_ROOTFS_COLS),
-                           *_lean_fs(_CONTAINER_LOGS_COLS)],
+    POD_STATS.name: [
+        "tick",
+        "pod",
+        "pod_uid",
+        "present",
+        *_POD_REF_COLS,
+        _POD_MEMORY_COLS[0],
+        _POD_MEMORY_COLS[3],
+        *_POD_PROCESS_COLS,
+        _POD_EPHEMERAL_COLS[0],
+    ],
+    CONTAINER_STATS.name: [
+        "tick",
+        "pod",
+        "container",
+        "present",
+        *_CONTAINER_NAME_COLS,
+        _CONTAINER_MEMORY_COLS[0],
+        _CONTAINER_MEMORY_COLS[3],
+        *_lean_fs(_CONTAINER_ROOTFS_COLS),
+        *_lean_fs(_CONTAINER_LOGS_COLS),
+    ],
     VOLUME_STATS.name: ["tick", "pod", "volume", "present", _VOLUME_COLS[0], *_lean_fs(_VOLUME_COLS[1:])],
 }
 """The columns a lean build reads (working sets, process counts, bytes and inodes used), with every time
@@ -157,11 +176,15 @@ class _Rows:
 
     def __init__(self, frame: pl.DataFrame, keys: Sequence[str]) -> None:
         self.frame = frame.sort(list(keys), maintain_order=True)
-        spans = self.frame.with_row_index("_i").group_by("tick", maintain_order=True).agg(
-            pl.col("_i").first().alias("_s"), pl.len().alias("_n"))
+        spans = (
+            self.frame.with_row_index("_i")
+            .group_by("tick", maintain_order=True)
+            .agg(pl.col("_i").first().alias("_s"), pl.len().alias("_n"))
+        )
         self.by_tick: dict[int, tuple[int, int]] = {
-            t: (s, s + n) for t, s, n in zip(spans["tick"].to_list(), spans["_s"].to_list(), spans["_n"].to_list(),
-                                             strict=True)}
+            t: (s, s + n)
+            for t, s, n in zip(spans["tick"].to_list(), spans["_s"].to_list(), spans["_n"].to_list(), strict=True)
+        }
         """tick → its rows ``[start, end)``."""
         self._lists: dict[str, list[Any]] = {}
 
@@ -182,32 +205,42 @@ class _Rows:
         span = self.by_tick.get(tick)
         return [] if span is None else self.frame.slice(span[0], span[1] - span[0]).to_dicts()
 
-    def memory(self, cols: list[str], bit: int, start: int, end: int, lean: bool,
-               keep: Iterable[bool]) -> list[MemoryStats | None]:
+    def memory(
+        self, cols: list[str], bit: int, start: int, end: int, lean: bool, keep: Iterable[bool]
+    ) -> list[MemoryStats | None]:
         """The rows' MemoryStats (None where the group is absent or ``keep`` is false); ``lean``: the working
         set only, all that ranking and the eviction message read of a pod's or container's memory."""
         present = self.col("present")[start:end]
         if lean:
-            return [MemoryStats(None, None, None, w, None) if b & bit and k else None
-                    for b, w, k in zip(present, self.col(cols[3])[start:end], keep, strict=False)]
+            return [
+                MemoryStats(None, None, None, w, None) if b & bit and k else None
+                for b, w, k in zip(present, self.col(cols[3])[start:end], keep, strict=False)
+            ]
         stamp = _stamp
-        return [MemoryStats(None if t is None else stamp(t), a, u, w, r) if b & bit and k else None
-                for b, k, t, a, u, w, r in zip(present, keep, *(self.col(c)[start:end] for c in cols), strict=False)]
+        return [
+            MemoryStats(None if t is None else stamp(t), a, u, w, r) if b & bit and k else None
+            for b, k, t, a, u, w, r in zip(present, keep, *(self.col(c)[start:end] for c in cols), strict=False)
+        ]
 
-    def fs(self, cols: list[str], bit: int, start: int, end: int, lean: bool,
-           keep: Iterable[bool]) -> list[FsStats | None]:
+    def fs(
+        self, cols: list[str], bit: int, start: int, end: int, lean: bool, keep: Iterable[bool]
+    ) -> list[FsStats | None]:
         """The rows' FsStats (None where the group is absent or ``keep`` is false); ``lean``: the bytes and
         inodes used only, all that disk ranking and the eviction message read of a container's or volume's
         filesystem."""
         present = self.col("present")[start:end]
         if lean:
-            return [FsStats(None, None, None, u, None, None, i) if b & bit and k else None
-                    for b, u, i, k in zip(present, self.col(cols[3])[start:end], self.col(cols[6])[start:end], keep,
-                                          strict=False)]
+            return [
+                FsStats(None, None, None, u, None, None, i) if b & bit and k else None
+                for b, u, i, k in zip(
+                    present, self.col(cols[3])[start:end], self.col(cols[6])[start:end], keep, strict=False
+                )
+            ]
         stamp = _stamp
-        return [FsStats(None if t is None else stamp(t), a, c, u, f, n, i) if b & bit and k else None
-                for b, k, t, a, c, u, f, n, i in zip(present, keep, *(self.col(c)[start:end] for c in cols),
-                                                     strict=False)]
+        return [
+            FsStats(None if t is None else stamp(t), a, c, u, f, n, i) if b & bit and k else None
+            for b, k, t, a, c, u, f, n, i in zip(present, keep, *(self.col(c)[start:end] for c in cols), strict=False)
+        ]
 
 
 class _PodTables:
@@ -270,8 +303,10 @@ class _PodTables:
         ephemeral = p.fs(_POD_EPHEMERAL_COLS, _POD_EPHEMERAL, start, end, lean, keep) if parts == WHOLE else nothing
         process: Iterable[ProcessStats | None] = nothing
         if parts & PROCESSES:
-            process = [ProcessStats(c) if b & _POD_PROCESS and k else None
-                       for b, c, k in zip(present, p.col(_POD_PROCESS_COLS[0])[start:end], keep, strict=False)]
+            process = [
+                ProcessStats(c) if b & _POD_PROCESS and k else None
+                for b, c, k in zip(present, p.col(_POD_PROCESS_COLS[0])[start:end], keep, strict=False)
+            ]
         no_entries = repeat(())
         containers: Iterable[tuple[ContainerStats, ...]] = no_entries
         if parts & (MEMORY | FILESYSTEMS):
@@ -283,12 +318,30 @@ class _PodTables:
             volumes = [found_volumes.get(pod, ()) for pod in indices]
         name_col, namespace_col = _POD_REF_COLS
         return tuple(
-            PodStats(PodReference(name if bits & _POD_REF and name else "",
-                                  namespace if bits & _POD_REF and namespace else "", uid or ""),
-                     cs, mem, vs, eph, proc)
+            PodStats(
+                PodReference(
+                    name if bits & _POD_REF and name else "",
+                    namespace if bits & _POD_REF and namespace else "",
+                    uid or "",
+                ),
+                cs,
+                mem,
+                vs,
+                eph,
+                proc,
+            )
             for bits, name, namespace, uid, cs, mem, vs, eph, proc in zip(
-                present, p.col(name_col)[start:end], p.col(namespace_col)[start:end], pod_uids, containers,
-                memory, volumes, ephemeral, process, strict=False)
+                present,
+                p.col(name_col)[start:end],
+                p.col(namespace_col)[start:end],
+                pod_uids,
+                containers,
+                memory,
+                volumes,
+                ephemeral,
+                process,
+                strict=False,
+            )
         )
 
     @staticmethod
@@ -320,14 +373,25 @@ class _PodTables:
         keep = self._keep(rows, start, end, kept)
         nothing = repeat(None)
         lean, files = parts != WHOLE, parts & FILESYSTEMS
-        memory = (rows.memory(_CONTAINER_MEMORY_COLS, _CONTAINER_MEMORY, start, end, lean, keep) if parts & MEMORY
-                  else nothing)
+        memory = (
+            rows.memory(_CONTAINER_MEMORY_COLS, _CONTAINER_MEMORY, start, end, lean, keep)
+            if parts & MEMORY
+            else nothing
+        )
         rootfs = rows.fs(_CONTAINER_ROOTFS_COLS, _CONTAINER_ROOTFS, start, end, lean, keep) if files else nothing
         logs = rows.fs(_CONTAINER_LOGS_COLS, _CONTAINER_LOGS, start, end, lean, keep) if files else nothing
-        items = [ContainerStats(name if bits & _CONTAINER_NAME and name else "", mem, root, log) if k else None
-                 for bits, name, k, mem, root, log in zip(rows.col("present")[start:end],
-                                                          rows.col(_CONTAINER_NAME_COLS[0])[start:end],
-                                                          keep, memory, rootfs, logs, strict=False)]
+        items = [
+            ContainerStats(name if bits & _CONTAINER_NAME and name else "", mem, root, log) if k else None
+            for bits, name, k, mem, root, log in zip(
+                rows.col("present")[start:end],
+                rows.col(_CONTAINER_NAME_COLS[0])[start:end],
+                keep,
+                memory,
+                rootfs,
+                logs,
+                strict=False,
+            )
+        ]
         return self._per_pod(rows, tick, items, kept)
 
     def _volume_stats(self, tick: int, lean: bool, kept: set[int] | None) -> dict[int, tuple[VolumeStats, ...]]:
@@ -338,9 +402,12 @@ class _PodTables:
         start, end = span
         keep = self._keep(rows, start, end, kept)
         name_col, *fs_cols = _VOLUME_COLS
-        items = [(VolumeStats(name or "", fs) if fs is not None else VolumeStats("", FsStats())) if k else None
-                 for name, fs, k in zip(rows.col(name_col)[start:end],
-                                        rows.fs(fs_cols, _VOLUME, start, end, lean, keep), keep, strict=False)]
+        items = [
+            (VolumeStats(name or "", fs) if fs is not None else VolumeStats("", FsStats())) if k else None
+            for name, fs, k in zip(
+                rows.col(name_col)[start:end], rows.fs(fs_cols, _VOLUME, start, end, lean, keep), keep, strict=False
+            )
+        ]
         return self._per_pod(rows, tick, items, kept)
 
 
@@ -447,7 +514,7 @@ class Summaries(Mapping[int, SummaryAt]):
     def __getitem__(self, tick: int) -> SummaryAt:
         if self._window is None or tick not in self._in_window:
             i = self._index[tick]  # KeyError: a tick the chunk did not ask for
-            self._window = SummaryWindow(self.node, self.ticks[i:i + SUMMARY_WINDOW])
+            self._window = SummaryWindow(self.node, self.ticks[i : i + SUMMARY_WINDOW])
             self._in_window = set(self._window.ticks)
         if not self._window.has(tick):
             raise KeyError(tick)
@@ -462,9 +529,10 @@ class Summaries(Mapping[int, SummaryAt]):
 
 def _tick_times(ticks: Sequence[int], infos: dict[int, TickInfo]) -> pl.DataFrame:
     us = timedelta(microseconds=1)
-    return pl.DataFrame({"tick": ticks, "_t": [(infos[t].time - EPOCH) // us for t in ticks]},
-                        schema={"tick": pl.UInt32, "_t": pl.Int64}).with_columns(
-        pl.col("_t").cast(pl.Datetime("us", "UTC")))
+    return pl.DataFrame(
+        {"tick": ticks, "_t": [(infos[t].time - EPOCH) // us for t in ticks]},
+        schema={"tick": pl.UInt32, "_t": pl.Int64},
+    ).with_columns(pl.col("_t").cast(pl.Datetime("us", "UTC")))
 
 
 class GroupColumns:
@@ -474,8 +542,12 @@ class GroupColumns:
     def __init__(self, rec: Recording, nodes: Sequence[str], ticks: Mapping[str, Sequence[TickInfo]]) -> None:
         self.rec = rec
         self.nodes = list(nodes)
-        stats = self._collect(NODE_STATS.name, self._scan(NODE_STATS.name).select(
-            "node", "tick", pl.coalesce("memory_time", "fs_time", "rlimit_time").alias("sampled")))
+        stats = self._collect(
+            NODE_STATS.name,
+            self._scan(NODE_STATS.name).select(
+                "node", "tick", pl.coalesce("memory_time", "fs_time", "rlimit_time").alias("sampled")
+            ),
+        )
         by_node = {str(k[0]): df for k, df in stats.partition_by("node", as_dict=True).items()}
         empty = stats.clear()
         self.columns = {n: NodeColumns(self, n, ticks[n], by_node.get(n, empty)) for n in self.nodes}
@@ -497,10 +569,16 @@ class GroupColumns:
         """Per node, the node_stats signal columns and ``pods`` system container rows of ticks in ``[lo, hi)``."""
         if self._range != (lo, hi):
             in_range = pl.col("tick").is_between(lo, hi - 1)
-            node_rows = self._collect(NODE_STATS.name, self._scan(NODE_STATS.name, (lo, hi - 1)).filter(in_range)
-                                      .select("node", *NODE_COLUMNS))
-            pods_rows = self._collect(SYSTEM_STATS.name, self._scan(SYSTEM_STATS.name, (lo, hi - 1))
-                                      .filter(in_range & (pl.col("name") == "pods")).select("node", *PODS_COLUMNS))
+            node_rows = self._collect(
+                NODE_STATS.name,
+                self._scan(NODE_STATS.name, (lo, hi - 1)).filter(in_range).select("node", *NODE_COLUMNS),
+            )
+            pods_rows = self._collect(
+                SYSTEM_STATS.name,
+                self._scan(SYSTEM_STATS.name, (lo, hi - 1))
+                .filter(in_range & (pl.col("name") == "pods"))
+                .select("node", *PODS_COLUMNS),
+            )
             nodes = {str(k[0]): df.drop("node") for k, df in node_rows.partition_by("node", as_dict=True).items()}
             pods = {str(k[0]): df.drop("node") for k, df in pods_rows.partition_by("node", as_dict=True).items()}
             empty_nodes, empty_pods = node_rows.drop("node").clear(), pods_rows.drop("node").clear()
@@ -513,14 +591,19 @@ class GroupColumns:
         first = {n: c.pass_ticks[0] for n, c in self.columns.items() if c.pass_ticks}
         if not first:
             return {}
-        keys = pl.DataFrame({"node": list(first), "tick": list(first.values())},
-                            schema={"node": pl.String, "tick": pl.UInt32})
+        keys = pl.DataFrame(
+            {"node": list(first), "tick": list(first.values())}, schema={"node": pl.String, "tick": pl.UInt32}
+        )
         wanted = pl.col("tick").is_in(list(set(first.values())))
         span = (min(first.values()), max(first.values()))
-        node_rows = self._collect(NODE_STATS.name, self._scan(NODE_STATS.name, span).filter(wanted)
-                                  .join(keys.lazy(), on=["node", "tick"], how="semi"))
-        system = self._collect(SYSTEM_STATS.name, self._scan(SYSTEM_STATS.name, span).filter(wanted)
-                               .join(keys.lazy(), on=["node", "tick"], how="semi"))
+        node_rows = self._collect(
+            NODE_STATS.name,
+            self._scan(NODE_STATS.name, span).filter(wanted).join(keys.lazy(), on=["node", "tick"], how="semi"),
+        )
+        system = self._collect(
+            SYSTEM_STATS.name,
+            self._scan(SYSTEM_STATS.name, span).filter(wanted).join(keys.lazy(), on=["node", "tick"], how="semi"),
+        )
         out = {}
         for node in first:
             row = node_rows.filter(pl.col("node") == node).row(0, named=True)
@@ -593,12 +676,17 @@ class NodeColumns:
         late = [uid for uid, at in first.items() if at > earliest]  # else in force at every pass
         if not late:
             return {}
-        frame = (self._scan(POD_STATS.name).filter(pl.col("pod_uid").is_in(late))
-                 .select("tick", "pod", "pod_uid").sort("tick", "pod"))
+        frame = (
+            self._scan(POD_STATS.name)
+            .filter(pl.col("pod_uid").is_in(late))
+            .select("tick", "pod", "pod_uid")
+            .sort("tick", "pod")
+        )
         out: dict[int, list[str]] = {}
         for tick, _pod, uid in self._collect(POD_STATS.name, frame).iter_rows():
             out.setdefault(int(tick), []).append(uid)
         return out
+
 
 def _prune(columns: Sequence[str], least: int) -> pl.Expr:
     """Holds for every row whose ``columns`` (int64, null as 0) sum to more than ``least``, and is answered by
@@ -613,8 +701,11 @@ def _prune(columns: Sequence[str], least: int) -> pl.Expr:
     return found
 
 
-def storage_usage_many(pods: Mapping[str, Iterable[Pod]], scan: Callable[[str], pl.LazyFrame],
-                       collect: Callable[[str, pl.LazyFrame], pl.DataFrame]) -> dict[str, StorageUsage]:
+def storage_usage_many(
+    pods: Mapping[str, Iterable[Pod]],
+    scan: Callable[[str], pl.LazyFrame],
+    collect: Callable[[str, pl.LazyFrame], pl.DataFrame],
+) -> dict[str, StorageUsage]:
     """localStorageEviction's three checks (eviction_manager.go: emptyDirLimitEviction,
     podEphemeralStorageLimitEviction, containerEphemeralStorageLimitEviction) as joins of the smallest
     limit any version of a pod sets with the nodes' pod, volume and container tables (``scan(table)``:
@@ -646,8 +737,9 @@ def storage_usage_many(pods: Mapping[str, Iterable[Pod]], scan: Callable[[str], 
 
     def limits(found: Mapping[Any, int], keys: tuple[str, ...]) -> pl.DataFrame:
         cols: dict[str, list[Any]] = {k: [key[i] for key in found] for i, k in enumerate(keys)}
-        return pl.DataFrame({**cols, "lim": list(found.values())},
-                            schema={**dict.fromkeys(keys, pl.String), "lim": pl.Int64})
+        return pl.DataFrame(
+            {**cols, "lim": list(found.values())}, schema={**dict.fromkeys(keys, pl.String), "lim": pl.Int64}
+        )
 
     def ticks(df: pl.DataFrame) -> set[tuple[str, int]]:
         return set(df.select("node", pl.col("tick").cast(pl.Int64)).unique().iter_rows())
@@ -655,27 +747,44 @@ def storage_usage_many(pods: Mapping[str, Iterable[Pod]], scan: Callable[[str], 
     if pod_limits:
         used = pl.col("ephemeral_used_bytes").reinterpret(signed=True).fill_null(0)
         least = min(pod_limits.values())
-        rows = collect(POD_STATS.name, scan(POD_STATS.name).filter(_prune(("ephemeral_used_bytes",), least),
-                                                                   used > least)
-                       .select("node", "tick", "pod_uid", used.alias("used")))
-        pods_volumes |= ticks(rows.join(limits(pod_limits, ("node", "pod_uid")), on=["node", "pod_uid"])
-                              .filter(pl.col("used") > pl.col("lim")))
+        rows = collect(
+            POD_STATS.name,
+            scan(POD_STATS.name)
+            .filter(_prune(("ephemeral_used_bytes",), least), used > least)
+            .select("node", "tick", "pod_uid", used.alias("used")),
+        )
+        pods_volumes |= ticks(
+            rows.join(limits(pod_limits, ("node", "pod_uid")), on=["node", "pod_uid"]).filter(
+                pl.col("used") > pl.col("lim")
+            )
+        )
     if volume_limits:
         used = pl.col("used_bytes").reinterpret(signed=True)
         least = min(volume_limits.values())
-        rows = collect(VOLUME_STATS.name, scan(VOLUME_STATS.name).filter(_prune(("used_bytes",), least), used > least)
-                       .select("node", "tick", "pod_uid", "name", used.alias("used")))
-        pods_volumes |= ticks(rows.join(limits(volume_limits, ("node", "pod_uid", "name")),
-                                        on=["node", "pod_uid", "name"]).filter(pl.col("used") > pl.col("lim")))
+        rows = collect(
+            VOLUME_STATS.name,
+            scan(VOLUME_STATS.name)
+            .filter(_prune(("used_bytes",), least), used > least)
+            .select("node", "tick", "pod_uid", "name", used.alias("used")),
+        )
+        pods_volumes |= ticks(
+            rows.join(limits(volume_limits, ("node", "pod_uid", "name")), on=["node", "pod_uid", "name"]).filter(
+                pl.col("used") > pl.col("lim")
+            )
+        )
     if container_limits:
         logs = pl.col("logs_used_bytes").reinterpret(signed=True).fill_null(0)
         rootfs = pl.col("rootfs_used_bytes").reinterpret(signed=True).fill_null(0)
         least = min(container_limits.values())
-        rows = collect(CONTAINER_STATS.name, scan(CONTAINER_STATS.name)
-                       .filter(_prune(("logs_used_bytes", "rootfs_used_bytes"), least), logs + rootfs > least)
-                       .select("node", "tick", "pod_uid", "name", logs.alias("logs"), (logs + rootfs).alias("total")))
-        over = (rows.join(limits(container_limits, ("node", "pod_uid", "name")), on=["node", "pod_uid", "name"])
-                .filter(pl.col("total") > pl.col("lim")))
+        rows = collect(
+            CONTAINER_STATS.name,
+            scan(CONTAINER_STATS.name)
+            .filter(_prune(("logs_used_bytes", "rootfs_used_bytes"), least), logs + rootfs > least)
+            .select("node", "tick", "pod_uid", "name", logs.alias("logs"), (logs + rootfs).alias("total")),
+        )
+        over = rows.join(limits(container_limits, ("node", "pod_uid", "name")), on=["node", "pod_uid", "name"]).filter(
+            pl.col("total") > pl.col("lim")
+        )
         with_rootfs |= ticks(over)
         logs_only |= ticks(over.filter(pl.col("logs") > pl.col("lim")))
 

@@ -94,8 +94,9 @@ class NodeReplay:
         self._over_values: list[tuple[int, int, int]] = [(0, 0, 0)] * len(OVERCOMMIT_RESOURCES)
         self._evicted: list[str] = []
         """UIDs the replay evicted, in order (run.evicted_uids as a sequence: the set as of any pass)."""
-        self._observed = pl.Series("observed", [v.observed for v in run.pod_versions],
-                                   dtype=pl.Datetime("us", "UTC")).dt.epoch("us")
+        self._observed = pl.Series(
+            "observed", [v.observed for v in run.pod_versions], dtype=pl.Datetime("us", "UTC")
+        ).dt.epoch("us")
         self.counterfactual = bool(run.request.counterfactual)
         self._removed = empty_usage()
         """--counterfactual: per tick, the evicted pods' recorded usage taken off (pod_usage.USAGE_SCHEMA)."""
@@ -103,8 +104,13 @@ class NodeReplay:
         """--counterfactual: ticks of the current frame whose rewritten summary no longer parses."""
 
     # -- set-up at the first pass ---------------------------------------------------------------
-    def start(self, node_summary: dict[str, Any], first_tick: int, storage: Callable[[], StorageUsage],
-              late: dict[int, list[str]]) -> None:
+    def start(
+        self,
+        node_summary: dict[str, Any],
+        first_tick: int,
+        storage: Callable[[], StorageUsage],
+        late: dict[int, list[str]],
+    ) -> None:
         run = self.run
         self.late = late
         summary = parse_summary(node_summary, source=f"recording {self.node} tick {first_tick}")
@@ -138,8 +144,7 @@ class NodeReplay:
         assert self.fast is not None
         node_rows, pods_rows = chunk.node_rows, chunk.pods_rows
         if after is not None:
-            node_rows, pods_rows = (node_rows.filter(pl.col("tick") > after),
-                                    pods_rows.filter(pl.col("tick") > after))
+            node_rows, pods_rows = (node_rows.filter(pl.col("tick") > after), pods_rows.filter(pl.col("tick") > after))
         if self.counterfactual:
             node_rows, pods_rows, self._overflow = adjust(node_rows, pods_rows, self._removed, self.run.topology)
         obs = observations(node_rows, pods_rows, chunk.tick_times)
@@ -157,8 +162,14 @@ class NodeReplay:
         if self.no_thresholds:
             obs = observations(chunk.node_rows, chunk.pods_rows, chunk.tick_times).select("tick", "when")
             n = obs.height
-            cp = ChunkPasses(obs["tick"].to_list(), obs["when"].to_list(), [0] * n, [0] * n,
-                             ["no eviction thresholds configured"] * n, [()] * n)
+            cp = ChunkPasses(
+                obs["tick"].to_list(),
+                obs["when"].to_list(),
+                [0] * n,
+                [0] * n,
+                ["no eviction thresholds configured"] * n,
+                [()] * n,
+            )
             self._account(cp, {}, {}, len(self._evicted))
             return
         if self.counterfactual:
@@ -209,8 +220,9 @@ class NodeReplay:
                 if uid not in run._emptydirs:
                     pod = next(e.pod for e in result.evictions if e.pod.uid == uid)
                     run._emptydirs[uid] = disk_emptydirs(pod)
-                    self._removed = add_usage(self._removed, read_usage(run.rec, self.node, uid, tick,
-                                                                        run._emptydirs[uid]))
+                    self._removed = add_usage(
+                        self._removed, read_usage(run.rec, self.node, uid, tick, run._emptydirs[uid])
+                    )
             return result
 
         def stop() -> bool:
@@ -264,20 +276,23 @@ class NodeReplay:
         if not self.counterfactual or not run.evicted_uids:
             return recorded
         source = recorded.recorded if isinstance(recorded, CounterfactualSummary) else recorded
-        return CounterfactualSummary(source, tick, set(run.evicted_uids), dict(run._emptydirs), run.topology,
-                                     totals_at(self._removed, tick))
+        return CounterfactualSummary(
+            source, tick, set(run.evicted_uids), dict(run._emptydirs), run.topology, totals_at(self._removed, tick)
+        )
 
     def _no_parse(self, tick: int) -> None:
         """The reference's error at a pass whose rewritten summary does not parse (a uint64 overflow)."""
         found = self.run.rec.summary_at(self.node, tick)
         assert found is not None
-        summary = CounterfactualSummary(found, tick, set(self.run.evicted_uids), dict(self.run._emptydirs),
-                                        self.run.topology, None)
+        summary = CounterfactualSummary(
+            found, tick, set(self.run.evicted_uids), dict(self.run._emptydirs), self.run.topology, None
+        )
         summary.parsed(whole=True, source=f"recording {self.node} tick {tick}")
         raise AssertionError(f"counterfactual overflow at {self.node} tick {tick} parsed")  # pragma: no cover
 
-    def _account(self, cp: ChunkPasses, candidates: dict[int, list[Pod]], evicted_after: dict[int, int],
-                 evicted_before: int) -> None:
+    def _account(
+        self, cp: ChunkPasses, candidates: dict[int, list[Pod]], evicted_after: dict[int, int], evicted_before: int
+    ) -> None:
         """The chunk's passes into the node's accumulator: counts, condition changes and overcommit rows."""
         n = len(cp.ticks)
         if not n:
@@ -305,8 +320,9 @@ class NodeReplay:
         run._pods.at(when)
         key = (run._pods._next, late, len(self._evicted))
         if key != self._evictable_key:
-            candidates = [p for p in active_pods(self._pods_at(tick, when)[0], self.node)
-                          if p.uid not in run.evicted_uids]
+            candidates = [
+                p for p in active_pods(self._pods_at(tick, when)[0], self.node) if p.uid not in run.evicted_uids
+            ]
             self._evictable_key = key
             self._evictable_value = (any(not podutil.is_critical_pod(p) for p in candidates), bool(candidates))
         return self._evictable_value
@@ -360,8 +376,9 @@ class NodeReplay:
             found = self._totals[id(pod)] = pod_totals(pod)
         return found
 
-    def _overcommit(self, cp: ChunkPasses, candidates: dict[int, list[Pod]], evicted_after: dict[int, int],
-                    evicted_before: int) -> pl.DataFrame:
+    def _overcommit(
+        self, cp: ChunkPasses, candidates: dict[int, list[Pod]], evicted_after: dict[int, int], evicted_before: int
+    ) -> pl.DataFrame:
         """ResultBuilder._add_overcommit over each pass's candidates, recomputed only when they change: the
         pod versions in force (a binary search of their observed times), late pods and evictions."""
         ticks, nows = cp.ticks, cp.now
@@ -390,29 +407,45 @@ class NodeReplay:
                     values.append(self._sums([p for p in active_pods(pods, self.node) if p.uid not in evicted]))
             which.append(len(values) - 1)
         self._over_values = values[-1]
-        base = pl.DataFrame({"tick": ticks, "_t": nows, "_v": which},
-                            schema={"tick": pl.Int64, "_t": pl.Int64, "_v": pl.UInt32})
+        base = pl.DataFrame(
+            {"tick": ticks, "_t": nows, "_v": which}, schema={"tick": pl.Int64, "_t": pl.Int64, "_v": pl.UInt32}
+        )
         parts = []
         for r, resource in enumerate(OVERCOMMIT_RESOURCES):
             column = [v[r] for v in values]
-            table = pl.DataFrame({"requests": [c[0] for c in column], "limits": [c[1] for c in column],
-                                  "pods_without_limit": [c[2] for c in column]},
-                                 schema={"requests": pl.Int64, "limits": pl.Int64, "pods_without_limit": pl.Int64})
-            parts.append(base.select(
-                pl.lit(self.node, pl.String).alias("node"), "tick",
-                pl.col("_t").cast(pl.Datetime("us", "UTC")).alias("time"),
-                pl.lit(resource, pl.String).alias("resource"),
-                *(table[c].gather(base["_v"]).alias(c) for c in ("requests", "limits")),
-                pl.lit(self.allocatable.get(resource), pl.Int64).alias("allocatable"),
-                table["pods_without_limit"].gather(base["_v"]).alias("pods_without_limit"),
-                (pl.int_range(pl.len(), dtype=pl.Int64) * len(OVERCOMMIT_RESOURCES) + r).alias("_key")))
+            table = pl.DataFrame(
+                {
+                    "requests": [c[0] for c in column],
+                    "limits": [c[1] for c in column],
+                    "pods_without_limit": [c[2] for c in column],
+                },
+                schema={"requests": pl.Int64, "limits": pl.Int64, "pods_without_limit": pl.Int64},
+            )
+            parts.append(
+                base.select(
+                    pl.lit(self.node, pl.String).alias("node"),
+                    "tick",
+                    pl.col("_t").cast(pl.Datetime("us", "UTC")).alias("time"),
+                    pl.lit(resource, pl.String).alias("resource"),
+                    *(table[c].gather(base["_v"]).alias(c) for c in ("requests", "limits")),
+                    pl.lit(self.allocatable.get(resource), pl.Int64).alias("allocatable"),
+                    table["pods_without_limit"].gather(base["_v"]).alias("pods_without_limit"),
+                    (pl.int_range(pl.len(), dtype=pl.Int64) * len(OVERCOMMIT_RESOURCES) + r).alias("_key"),
+                )
+            )
         out = pl.concat(parts).sort("_key").drop("_key")
         return out.cast(dict(OVERCOMMIT_SCHEMA))  # type: ignore[arg-type]
 
     def _sums(self, candidates: Sequence[Pod]) -> list[tuple[int, int, int]]:
         totals = [self._pod_totals(pod) for pod in candidates]
-        return [(sum(t.requests.get(r, 0) for t in totals), sum(t.limits.get(r, 0) for t in totals),
-                 sum(1 for t in totals if r in t.unbounded)) for r in OVERCOMMIT_RESOURCES]
+        return [
+            (
+                sum(t.requests.get(r, 0) for t in totals),
+                sum(t.limits.get(r, 0) for t in totals),
+                sum(1 for t in totals if r in t.unbounded),
+            )
+            for r in OVERCOMMIT_RESOURCES
+        ]
 
     def _signals(self, frame: pl.DataFrame, met: list[int], act: list[int]) -> pl.DataFrame:
         """One row per pass × observed signal × threshold on it, in the reference's order."""
@@ -420,7 +453,8 @@ class NodeReplay:
         plans = self.fast.plans
         base = frame.with_columns(
             pl.col("when").cast(SIGNALS_SCHEMA["time"]).alias("time"),
-            pl.Series("_met", met, dtype=pl.UInt64), pl.Series("_act", act, dtype=pl.UInt64),
+            pl.Series("_met", met, dtype=pl.UInt64),
+            pl.Series("_act", act, dtype=pl.UInt64),
             pl.int_range(pl.len(), dtype=pl.Int64).alias("_pass"),
         )
         parts: list[pl.LazyFrame] = []
@@ -430,21 +464,33 @@ class NodeReplay:
             on: list[int | None] = [i for i, p in enumerate(plans) if p.signal == k]
             for i in on or [None]:
                 cols = [
-                    pl.lit(self.node, pl.String).alias("node"), pl.col("tick").cast(pl.Int64), pl.col("time"),
-                    pl.lit(signal, pl.String).alias("signal"), pl.col(f"a{k}").alias("available"),
+                    pl.lit(self.node, pl.String).alias("node"),
+                    pl.col("tick").cast(pl.Int64),
+                    pl.col("time"),
+                    pl.lit(signal, pl.String).alias("signal"),
+                    pl.col(f"a{k}").alias("available"),
                     pl.col(f"c{k}").alias("capacity"),
                 ]
                 if i is None:
-                    cols += [pl.lit(None, pl.Int32).alias("threshold_id"),
-                             pl.lit(None, pl.Int64).alias("threshold_value"),
-                             pl.lit(None, pl.Boolean).alias("met"), pl.lit(None, pl.Boolean).alias("actionable")]
+                    cols += [
+                        pl.lit(None, pl.Int32).alias("threshold_id"),
+                        pl.lit(None, pl.Int64).alias("threshold_value"),
+                        pl.lit(None, pl.Boolean).alias("met"),
+                        pl.lit(None, pl.Boolean).alias("actionable"),
+                    ]
                 else:
                     bit = pl.lit(1 << i, pl.UInt64)
-                    cols += [pl.lit(i, pl.Int32).alias("threshold_id"), pl.col(f"q{i}").alias("threshold_value"),
-                             ((pl.col("_met") & bit) != 0).alias("met"),
-                             ((pl.col("_act") & bit) != 0).alias("actionable")]
-                parts.append(lazy.filter(pl.col(f"a{k}").is_not_null())
-                             .select(*cols, (pl.col("_pass") * 128 + order).alias("_key")))  # ≤ 9 + 63 parts
+                    cols += [
+                        pl.lit(i, pl.Int32).alias("threshold_id"),
+                        pl.col(f"q{i}").alias("threshold_value"),
+                        ((pl.col("_met") & bit) != 0).alias("met"),
+                        ((pl.col("_act") & bit) != 0).alias("actionable"),
+                    ]
+                parts.append(
+                    lazy.filter(pl.col(f"a{k}").is_not_null()).select(
+                        *cols, (pl.col("_pass") * 128 + order).alias("_key")
+                    )
+                )  # ≤ 9 + 63 parts
                 order += 1
         out = pl.concat(parts).sort("_key").drop("_key").collect()
         return out.cast(dict(SIGNALS_SCHEMA))  # type: ignore[arg-type]
@@ -476,7 +522,7 @@ def replay_nodes(
         pods = index_pods_by_node(rec.scan_objects().collect())
     out: list[list[NodePartial]] = [[] for _ in requests]
     for g in range(0, len(names), GROUP_NODES):
-        group = names[g:g + GROUP_NODES]
+        group = names[g : g + GROUP_NODES]
         runs = {name: _node_runs(rec, name, requests, pods.get(name, [])) for name in group}
         replays = {name: [NodeReplay(run, frames=frames) for run in node_runs] for name, node_runs in runs.items()}
         fast = {name: [r for r in rs if not r.fallback] for name, rs in replays.items()}
@@ -484,16 +530,19 @@ def replay_nodes(
         for name in group:
             for i, r in enumerate(replays[name]):
                 # the fallback starts from a fresh run: the fast start may have set up (and first-passed) a manager
-                out[i].append(reference_partial(NodeRun(rec, name, requests[i], pods.get(name, [])), spool,
-                                                frames=frames)
-                              if r.fallback else r.finish(spool))
+                out[i].append(
+                    reference_partial(NodeRun(rec, name, requests[i], pods.get(name, [])), spool, frames=frames)
+                    if r.fallback
+                    else r.finish(spool)
+                )
             if on_node is not None:
                 on_node(sum(r.ok_ticks for r in runs[name]) // max(1, len(runs[name])))
     return out
 
 
-def _node_runs(rec: Recording, name: str, requests: Sequence[SettingsRequest],
-               versions: list[PodVersion]) -> list[NodeRun]:
+def _node_runs(
+    rec: Recording, name: str, requests: Sequence[SettingsRequest], versions: list[PodVersion]
+) -> list[NodeRun]:
     """One run per request; the variants share the node's tick list and parsed pod objects (read-only values)."""
     runs = [NodeRun(rec, name, requests[0], versions)]
     for request in requests[1:]:
@@ -501,8 +550,9 @@ def _node_runs(rec: Recording, name: str, requests: Sequence[SettingsRequest],
     return runs
 
 
-def _run_group(rec: Recording, replays: dict[str, list[NodeReplay]], pods: dict[str, list[PodVersion]],
-               chunk_ticks: int) -> None:
+def _run_group(
+    rec: Recording, replays: dict[str, list[NodeReplay]], pods: dict[str, list[PodVersion]], chunk_ticks: int
+) -> None:
     """A group's nodes chunk by chunk (each chunk's columns read for all of them at once)."""
     if not replays:
         return
@@ -512,9 +562,14 @@ def _run_group(rec: Recording, replays: dict[str, list[NodeReplay]], pods: dict[
     def storage_of(node: str) -> Callable[[], StorageUsage]:
         def get() -> StorageUsage:
             if not storage:  # the run's parsed pods: the overcommit sums parse the same ones
-                storage.update(cols.storage_usage({
-                    name: [rs[0].run._pod(v) for v in pods.get(name, []) if not v.deleted]
-                    for name, rs in replays.items()}))
+                storage.update(
+                    cols.storage_usage(
+                        {
+                            name: [rs[0].run._pod(v) for v in pods.get(name, []) if not v.deleted]
+                            for name, rs in replays.items()
+                        }
+                    )
+                )
             return storage[node]
 
         return get
@@ -547,16 +602,28 @@ def _run_group(rec: Recording, replays: dict[str, list[NodeReplay]], pods: dict[
 def pass_times(rec: Recording, run: NodeRun) -> list[tuple[int, int]]:
     """(tick, manager clock in µs) of every pass of the node, in tick order: one projected column, no summary."""
     ok = {t.index: t.time for t in run.ticks if t.ok}
-    stats = rec._collect(NODE_STATS.name, rec.scan(NODE_STATS.name).filter(pl.col("node") == run.node).select(
-        "tick", pl.coalesce("memory_time", "fs_time", "rlimit_time").dt.epoch("us").alias("sampled"))
-        .unique(subset=["tick"], keep="first", maintain_order=True))
+    stats = rec._collect(
+        NODE_STATS.name,
+        rec.scan(NODE_STATS.name)
+        .filter(pl.col("node") == run.node)
+        .select("tick", pl.coalesce("memory_time", "fs_time", "rlimit_time").dt.epoch("us").alias("sampled"))
+        .unique(subset=["tick"], keep="first", maintain_order=True),
+    )
     sampled = dict(zip(stats["tick"].to_list(), stats["sampled"].to_list(), strict=True))
     return [(t, sampled[t] if sampled[t] is not None else to_micros(ok[t])) for t in sorted(sampled) if t in ok]
 
 
-def replay_node_until(rec: Recording, request: SettingsRequest, name: str, pods: dict[str, list[PodVersion]], *,
-                      until_tick: int | None = None, until_us: int | None = None, first_eviction: bool = False,
-                      chunk_ticks: int = CHUNK_TICKS) -> tuple[NodeRun, Pass | None]:
+def replay_node_until(
+    rec: Recording,
+    request: SettingsRequest,
+    name: str,
+    pods: dict[str, list[PodVersion]],
+    *,
+    until_tick: int | None = None,
+    until_us: int | None = None,
+    first_eviction: bool = False,
+    chunk_ticks: int = CHUNK_TICKS,
+) -> tuple[NodeRun, Pass | None]:
     """One node replayed up to a moment on the fast path: the last pass at or before ``until_tick`` and
     ``until_us`` (stopping at the first pass sampled after it), or the first pass that evicts. The reference
     manager runs at that one pass, loaded with the state the earlier passes built, so the pass and the
@@ -589,8 +656,15 @@ def replay_node_until(rec: Recording, request: SettingsRequest, name: str, pods:
     return run, r.last_pass
 
 
-def _synchronize_built(run: NodeRun, manager: EvictionManager, recorded: SummaryAt, when: datetime, source: str,
-                       forced: bool, expected: list[Pod]) -> tuple[SyncResult, list[Pod]]:
+def _synchronize_built(
+    run: NodeRun,
+    manager: EvictionManager,
+    recorded: SummaryAt,
+    when: datetime,
+    source: str,
+    forced: bool,
+    expected: list[Pod],
+) -> tuple[SyncResult, list[Pod]]:
     """synchronize on the summary with the pods' stats it reads (whole at a storage tick or a moment; else
     the part its signal ranks by, of the ``expected`` candidates only): the pass and its candidates; run
     again whole from the saved state if it read more (lean.covers)."""

@@ -108,9 +108,13 @@ class ManagerState:
 
     @classmethod
     def of(cls, manager: EvictionManager) -> ManagerState:
-        return cls(list(manager.thresholds_met), dict(manager.thresholds_first_observed_at),
-                   list(manager.node_conditions), dict(manager.node_conditions_last_observed_at),
-                   dict(manager.last_observations))
+        return cls(
+            list(manager.thresholds_met),
+            dict(manager.thresholds_first_observed_at),
+            list(manager.node_conditions),
+            dict(manager.node_conditions_last_observed_at),
+            dict(manager.last_observations),
+        )
 
     def restore(self, manager: EvictionManager) -> None:
         manager.thresholds_met = list(self.thresholds_met)

@@ -44,8 +44,14 @@ class State:
     last_times: list[int | None]
 
     def copy(self) -> State:
-        return State(list(self.graced), dict(self.first), list(self.conditions), dict(self.last_observed),
-                     self.last_present, list(self.last_times))
+        return State(
+            list(self.graced),
+            dict(self.first),
+            list(self.conditions),
+            dict(self.last_observed),
+            self.last_present,
+            list(self.last_times),
+        )
 
 
 @dataclass
@@ -143,5 +149,6 @@ class StateMachine:
         manager.node_conditions_last_observed_at = {c: to_datetime(at) for c, at in state.last_observed.items()}
         manager.last_observations = {
             SIGNALS[k]: SignalObservation(None, None, None if t is None else to_datetime(t))
-            for k, t in enumerate(state.last_times) if state.last_present >> k & 1
+            for k, t in enumerate(state.last_times)
+            if state.last_present >> k & 1
         }

@@ -37,9 +37,15 @@ copyreg.pickle(types.MappingProxyType, _mappingproxy)  # settings hold read-only
 _OPENED: dict[tuple[str, bool, str], Recording] = {}
 
 
-def replay_shard(path: str, skip_bad: bool, requests: Sequence[SettingsRequest],
-                 nodes: Sequence[str], session: str | None = None, spool: str | None = None,
-                 frames: bool = True) -> list[list[NodePartial]]:
+def replay_shard(
+    path: str,
+    skip_bad: bool,
+    requests: Sequence[SettingsRequest],
+    nodes: Sequence[str],
+    session: str | None = None,
+    spool: str | None = None,
+    frames: bool = True,
+) -> list[list[NodePartial]]:
     """One task: its nodes under every request, with only those nodes' pods indexed. Within one ``session``
     (one replay's pool) the opened recording is kept for the worker's next tasks."""
     key = (path, skip_bad, session or "")
@@ -53,8 +59,9 @@ def replay_shard(path: str, skip_bad: bool, requests: Sequence[SettingsRequest],
     return replay_nodes(rec, requests, nodes, pods=pods, spool=None if spool is None else Path(spool), frames=frames)
 
 
-def replay_shard_frames(path: str, skip_bad: bool, requests: Sequence[SettingsRequest], nodes: Sequence[str],
-                        frames: bool) -> list[list[NodePartial]]:
+def replay_shard_frames(
+    path: str, skip_bad: bool, requests: Sequence[SettingsRequest], nodes: Sequence[str], frames: bool
+) -> list[list[NodePartial]]:
     """:func:`replay_shard` for Ray (no session, no spool: its workers may be elsewhere)."""
     return replay_shard(path, skip_bad, requests, nodes, frames=frames)
 
@@ -68,11 +75,12 @@ def _tasks(names: Sequence[str], jobs: int) -> list[list[str]]:
     """Small tasks (about four per worker, at most 8 nodes each) so a slow node does not hold one worker's
     whole share while the others wait."""
     size = max(1, min(8, len(names) // (jobs * 4)))
-    return [list(names[i:i + size]) for i in range(0, len(names), size)]
+    return [list(names[i : i + size]) for i in range(0, len(names), size)]
 
 
-def _merge(names: Sequence[str], shards: list[list[str]], outs: list[list[list[NodePartial]]],
-           n_requests: int) -> list[list[NodePartial]]:
+def _merge(
+    names: Sequence[str], shards: list[list[str]], outs: list[list[list[NodePartial]]], n_requests: int
+) -> list[list[NodePartial]]:
     by_node: list[dict[str, NodePartial]] = [{} for _ in range(n_requests)]
     for shard, out in zip(shards, outs, strict=True):
         for r in range(n_requests):
@@ -80,20 +88,39 @@ def _merge(names: Sequence[str], shards: list[list[str]], outs: list[list[list[N
     return [[by_node[r][n] for n in names] for r in range(n_requests)]
 
 
-def partials_parallel(rec: Recording, requests: Sequence[SettingsRequest], names: Sequence[str], *,
-                      jobs: int, on_passes: Callable[[int], None] | None = None,
-                      spool: Path | None = None, frames: bool = True) -> list[list[NodePartial]]:
+def partials_parallel(
+    rec: Recording,
+    requests: Sequence[SettingsRequest],
+    names: Sequence[str],
+    *,
+    jobs: int,
+    on_passes: Callable[[int], None] | None = None,
+    spool: Path | None = None,
+    frames: bool = True,
+) -> list[list[NodePartial]]:
     """Partials per request and node (in ``names`` order) over ``jobs`` local processes (1: this process);
     with a ``spool`` directory the workers write the large frames there instead of sending them back."""
     if jobs <= 1 or len(names) <= 1:
         return replay_nodes(rec, requests, names, on_node=on_passes, spool=spool, frames=frames)
     shards = _tasks(names, jobs)
-    context = multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
-                                          else "spawn")
+    context = multiprocessing.get_context(
+        "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    )
     with ProcessPoolExecutor(max_workers=min(jobs, len(shards)), mp_context=context) as pool:
         session = uuid.uuid4().hex
-        futures = [pool.submit(replay_shard, str(rec.root), rec.skip_bad, list(requests), s, session,
-                               None if spool is None else str(spool), frames) for s in shards]
+        futures = [
+            pool.submit(
+                replay_shard,
+                str(rec.root),
+                rec.skip_bad,
+                list(requests),
+                s,
+                session,
+                None if spool is None else str(spool),
+                frames,
+            )
+            for s in shards
+        ]
         outs = []
         for future in futures:
             outs.append(future.result())
@@ -102,8 +129,15 @@ def partials_parallel(rec: Recording, requests: Sequence[SettingsRequest], names
     return _merge(names, shards, outs, len(requests))
 
 
-def partials_ray(rec: Recording, requests: Sequence[SettingsRequest], names: Sequence[str], *,
-                 address: str | None = None, tasks: int | None = None, frames: bool = True) -> list[list[NodePartial]]:
+def partials_ray(
+    rec: Recording,
+    requests: Sequence[SettingsRequest],
+    names: Sequence[str],
+    *,
+    address: str | None = None,
+    tasks: int | None = None,
+    frames: bool = True,
+) -> list[list[NodePartial]]:
     """The same per-node tasks on a Ray cluster (``address``; None: an already initialised or local one).
 
     Every Ray worker must see the recording at the same path (a shared filesystem)."""

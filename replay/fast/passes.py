@@ -101,8 +101,15 @@ class FastManager:
             return "eviction thresholds have been met, but no pods are active to evict"
         return "unable to evict any pods from the node"
 
-    def run(self, frame: pl.DataFrame, storage: AbstractSet[int], delegate: Delegate,
-            evictable: Evictable | None = None, *, stop: Callable[[], bool] | None = None) -> ChunkPasses:
+    def run(
+        self,
+        frame: pl.DataFrame,
+        storage: AbstractSet[int],
+        delegate: Delegate,
+        evictable: Evictable | None = None,
+        *,
+        stop: Callable[[], bool] | None = None,
+    ) -> ChunkPasses:
         """Every pass of ``frame`` (from :meth:`columns`) in order; ``storage`` the ticks where the reference
         must run (local-storage checks, a moment asked for). At an actionable pass where ``evictable`` says
         no pod can be evicted, the reason comes from :meth:`nothing_to_evict` and the reference is not run.
@@ -120,8 +127,13 @@ class FastManager:
             quiet = quiet & ~pl.col("tick").is_in(list(storage))
         # run_end: the first non-quiet pass at or after each pass; run_min: the least clock from it to run_end
         runs = frame.select(
-            pl.when(quiet).then(pl.lit(n, pl.Int64)).otherwise(pl.int_range(pl.len(), dtype=pl.Int64))
-            .reverse().cum_min().reverse().alias("end"),
+            pl.when(quiet)
+            .then(pl.lit(n, pl.Int64))
+            .otherwise(pl.int_range(pl.len(), dtype=pl.Int64))
+            .reverse()
+            .cum_min()
+            .reverse()
+            .alias("end"),
             pl.when(quiet).then(pl.col("when")).otherwise(pl.lit(1 << 62, pl.Int64)).alias("when"),
         ).select("end", pl.col("when").reverse().cum_min().reverse().over("end").alias("min"))
         run_end: list[int] = runs["end"].to_list()
@@ -178,5 +190,5 @@ class FastManager:
                 conditions.append(tuple(step.conditions))
             i += 1
         if len(met) < n:  # stopped early
-            out.ticks, out.now = ticks[:len(met)], nows[:len(met)]
+            out.ticks, out.now = ticks[: len(met)], nows[: len(met)]
         return out

@@ -55,18 +55,29 @@ def read_usage(rec: Recording, node: str, uid: str, after: int, emptydirs: Colle
     counterfactual.pod_footprint and _memory read it from the decoded summary."""
     where = (pl.col("node") == node) & (pl.col("pod_uid") == uid) & (pl.col("tick") > after)
     queries: dict[str, pl.LazyFrame] = {
-        POD_STATS.name: rec.scan(POD_STATS.name).filter(where).select(
-            "tick", "pod", "memory_working_set_bytes", "memory_usage_bytes", "memory_rss_bytes", "process_count"),
-        CONTAINER_STATS.name: rec.scan(CONTAINER_STATS.name).filter(where).group_by("tick", "pod").agg(
-            _i("memory_working_set_bytes").sum().alias("c_ws"), _i("memory_usage_bytes").sum().alias("c_usage"),
+        POD_STATS.name: rec.scan(POD_STATS.name)
+        .filter(where)
+        .select("tick", "pod", "memory_working_set_bytes", "memory_usage_bytes", "memory_rss_bytes", "process_count"),
+        CONTAINER_STATS.name: rec.scan(CONTAINER_STATS.name)
+        .filter(where)
+        .group_by("tick", "pod")
+        .agg(
+            _i("memory_working_set_bytes").sum().alias("c_ws"),
+            _i("memory_usage_bytes").sum().alias("c_usage"),
             _i("memory_rss_bytes").sum().alias("c_rss"),
-            _i("rootfs_used_bytes").sum().alias("rb"), _i("rootfs_inodes_used").sum().alias("ri"),
-            _i("logs_used_bytes").sum().alias("lb"), _i("logs_inodes_used").sum().alias("li")),
+            _i("rootfs_used_bytes").sum().alias("rb"),
+            _i("rootfs_inodes_used").sum().alias("ri"),
+            _i("logs_used_bytes").sum().alias("lb"),
+            _i("logs_inodes_used").sum().alias("li"),
+        ),
     }
     if emptydirs:
-        queries[VOLUME_STATS.name] = (rec.scan(VOLUME_STATS.name).filter(where & pl.col("name").is_in(list(emptydirs)))
-                                      .group_by("tick", "pod").agg(_i("used_bytes").sum().alias("vb"),
-                                                                   _i("inodes_used").sum().alias("vi")))
+        queries[VOLUME_STATS.name] = (
+            rec.scan(VOLUME_STATS.name)
+            .filter(where & pl.col("name").is_in(list(emptydirs)))
+            .group_by("tick", "pod")
+            .agg(_i("used_bytes").sum().alias("vb"), _i("inodes_used").sum().alias("vi"))
+        )
     try:  # the tables at once (each is a scan of every part)
         frames = dict(zip(queries, pl.collect_all(list(queries.values())), strict=True))
     except (OSError, pl.exceptions.PolarsError):  # the reader's one-line error, naming the table
@@ -74,23 +85,36 @@ def read_usage(rec: Recording, node: str, uid: str, after: int, emptydirs: Colle
     entries, containers = frames[POD_STATS.name], frames[CONTAINER_STATS.name]
     if entries.is_empty():
         return empty_usage()
-    volumes = frames.get(VOLUME_STATS.name, pl.DataFrame(schema={"tick": pl.UInt32, "pod": pl.UInt32, "vb": I128,
-                                                                 "vi": I128}))
+    volumes = frames.get(
+        VOLUME_STATS.name, pl.DataFrame(schema={"tick": pl.UInt32, "pod": pl.UInt32, "vb": I128, "vi": I128})
+    )
     pod_level = pl.col("memory_working_set_bytes").is_not_null()  # _memory: the pod cgroup's, else the containers'
 
     def zero(name: str) -> pl.Expr:
         return pl.col(name).fill_null(pl.lit(0, I128))
 
     per_entry = entries.join(containers, on=["tick", "pod"], how="left").join(volumes, on=["tick", "pod"], how="left")
-    return per_entry.group_by("tick").agg(
-        pl.len().cast(pl.Int64).alias("n"),
-        pl.when(pod_level).then(_i("memory_working_set_bytes")).otherwise(zero("c_ws")).sum().alias("ws"),
-        pl.when(pod_level).then(_i("memory_usage_bytes").fill_null(0)).otherwise(zero("c_usage")).sum().alias("usage"),
-        pl.when(pod_level).then(_i("memory_rss_bytes").fill_null(0)).otherwise(zero("c_rss")).sum().alias("rss"),
-        (zero("lb") + zero("vb")).sum().alias("nb"), (zero("li") + zero("vi")).sum().alias("ni"),
-        zero("rb").sum().alias("rb"), zero("ri").sum().alias("ri"),
-        _i("process_count").fill_null(0).sum().alias("procs"),
-    ).select(*USAGE_SCHEMA.names()).cast(dict(USAGE_SCHEMA)).sort("tick")  # type: ignore[arg-type]
+    return (
+        per_entry.group_by("tick")
+        .agg(
+            pl.len().cast(pl.Int64).alias("n"),
+            pl.when(pod_level).then(_i("memory_working_set_bytes")).otherwise(zero("c_ws")).sum().alias("ws"),
+            pl.when(pod_level)
+            .then(_i("memory_usage_bytes").fill_null(0))
+            .otherwise(zero("c_usage"))
+            .sum()
+            .alias("usage"),
+            pl.when(pod_level).then(_i("memory_rss_bytes").fill_null(0)).otherwise(zero("c_rss")).sum().alias("rss"),
+            (zero("lb") + zero("vb")).sum().alias("nb"),
+            (zero("li") + zero("vi")).sum().alias("ni"),
+            zero("rb").sum().alias("rb"),
+            zero("ri").sum().alias("ri"),
+            _i("process_count").fill_null(0).sum().alias("procs"),
+        )
+        .select(*USAGE_SCHEMA.names())
+        .cast(dict(USAGE_SCHEMA))  # type: ignore[arg-type]
+        .sort("tick")
+    )
 
 
 def add_usage(total: pl.DataFrame, more: pl.DataFrame) -> pl.DataFrame:
@@ -99,8 +123,12 @@ def add_usage(total: pl.DataFrame, more: pl.DataFrame) -> pl.DataFrame:
         return total
     if total.is_empty():
         return more
-    return pl.concat([total, more]).group_by("tick").agg(pl.col("n").sum(), *(pl.col(a).sum() for a in AMOUNTS)) \
+    return (
+        pl.concat([total, more])
+        .group_by("tick")
+        .agg(pl.col("n").sum(), *(pl.col(a).sum() for a in AMOUNTS))
         .sort("tick")
+    )
 
 
 def _minus(value: pl.Expr, amount: pl.Expr) -> pl.Expr:
@@ -125,8 +153,9 @@ def _fs_exprs(prefix: str, nbytes: pl.Expr, inodes: pl.Expr) -> dict[str, pl.Exp
     }
 
 
-def adjust(node_rows: pl.DataFrame, pods_rows: pl.DataFrame, removed: pl.DataFrame,
-           topology: FsTopology) -> tuple[pl.DataFrame, pl.DataFrame, list[int]]:
+def adjust(
+    node_rows: pl.DataFrame, pods_rows: pl.DataFrame, removed: pl.DataFrame, topology: FsTopology
+) -> tuple[pl.DataFrame, pl.DataFrame, list[int]]:
     """The signal inputs (signals.NODE_COLUMNS, PODS_COLUMNS rows) with ``removed`` taken off at its ticks,
     as remove_pods takes it off a summary with a removed entry; and the ticks where a value no longer fits
     a uint64 (the rewritten summary does not parse there)."""
@@ -149,10 +178,15 @@ def adjust(node_rows: pl.DataFrame, pods_rows: pl.DataFrame, removed: pl.DataFra
     }
     node_df = node_rows.join(removed, on="tick", how="left", maintain_order="left").with_columns(
         *(pl.when(on).then(e).otherwise(_i(c)).alias(c) for c, e in node_new.items()),
-        pl.when(on).then(_minus(_i("rlimit_curproc"), pl.col("procs"))).otherwise(_i("rlimit_curproc"))
-        .cast(pl.Int64).alias("rlimit_curproc"))
+        pl.when(on)
+        .then(_minus(_i("rlimit_curproc"), pl.col("procs")))
+        .otherwise(_i("rlimit_curproc"))
+        .cast(pl.Int64)
+        .alias("rlimit_curproc"),
+    )
     pods_df = pods_rows.join(removed, on="tick", how="left", maintain_order="left").with_columns(
-        *(pl.when(on).then(e).otherwise(_i(c)).alias(c) for c, e in pods_new.items()))
+        *(pl.when(on).then(e).otherwise(_i(c)).alias(c) for c, e in pods_new.items())
+    )
     too_big = pl.lit(U64_MAX, I128)
     over = set(node_df.filter(pl.any_horizontal(*(pl.col(c) > too_big for c in node_new)))["tick"].to_list())
     over |= set(pods_df.filter(pl.any_horizontal(*(pl.col(c) > too_big for c in pods_new)))["tick"].to_list())
@@ -160,8 +194,11 @@ def adjust(node_rows: pl.DataFrame, pods_rows: pl.DataFrame, removed: pl.DataFra
     def back(df: pl.DataFrame, columns: Sequence[str], like: pl.DataFrame) -> pl.DataFrame:
         return df.with_columns(pl.col(c).cast(like.schema[c], strict=False) for c in columns).select(like.columns)
 
-    return (back(node_df, list(node_new), node_rows), back(pods_df, list(pods_new), pods_rows),
-            sorted(int(t) for t in over))
+    return (
+        back(node_df, list(node_new), node_rows),
+        back(pods_df, list(pods_new), pods_rows),
+        sorted(int(t) for t in over),
+    )
 
 
 def removed_entries(removed: pl.DataFrame, ticks: Sequence[int]) -> int:
@@ -187,8 +224,15 @@ class CounterfactualSummary(SummaryAt):
     parse's pods less the removed ones (the recording's parse, shared by the variants) — or, for a summary
     read on its own (a mapping), remove_pods itself."""
 
-    def __init__(self, recorded: SummaryAt | Mapping[str, Any], tick: int, evicted: Collection[str],
-                 emptydirs: Mapping[str, Collection[str]], topology: FsTopology, totals: dict[str, int] | None) -> None:
+    def __init__(
+        self,
+        recorded: SummaryAt | Mapping[str, Any],
+        tick: int,
+        evicted: Collection[str],
+        emptydirs: Mapping[str, Collection[str]],
+        topology: FsTopology,
+        totals: dict[str, int] | None,
+    ) -> None:
         self.recorded, self.tick = recorded, tick
         self.evicted, self.emptydirs, self.topology, self.totals = evicted, emptydirs, topology, totals
         self._node: Summary | None = None

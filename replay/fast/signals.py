@@ -23,16 +23,32 @@ from replay.kubelet.thresholds import OP_LESS_THAN, Threshold, ThresholdValue
 SIGNAL_INDEX = {s: k for k, s in enumerate(SIGNALS)}
 
 NODE_COLUMNS = (
-    "tick", "memory_time", "memory_available_bytes", "memory_working_set_bytes",
-    "fs_time", "fs_available_bytes", "fs_capacity_bytes", "fs_inodes_free", "fs_inodes",
-    "imagefs_time", "imagefs_available_bytes", "imagefs_capacity_bytes", "imagefs_inodes_free", "imagefs_inodes",
-    "containerfs_time", "containerfs_available_bytes", "containerfs_capacity_bytes", "containerfs_inodes_free",
-    "containerfs_inodes", "rlimit_time", "rlimit_maxpid", "rlimit_curproc",
+    "tick",
+    "memory_time",
+    "memory_available_bytes",
+    "memory_working_set_bytes",
+    "fs_time",
+    "fs_available_bytes",
+    "fs_capacity_bytes",
+    "fs_inodes_free",
+    "fs_inodes",
+    "imagefs_time",
+    "imagefs_available_bytes",
+    "imagefs_capacity_bytes",
+    "imagefs_inodes_free",
+    "imagefs_inodes",
+    "containerfs_time",
+    "containerfs_available_bytes",
+    "containerfs_capacity_bytes",
+    "containerfs_inodes_free",
+    "containerfs_inodes",
+    "rlimit_time",
+    "rlimit_maxpid",
+    "rlimit_curproc",
 )
 """The node_stats columns the signals need (a column-pruned scan reads only these)."""
 PODS_COLUMNS = ("tick", "container", "memory_time", "memory_available_bytes", "memory_working_set_bytes")
 """The system_container_stats columns of the ``pods`` container (allocatableMemory.available)."""
-
 
 
 def _i64(name: str) -> pl.Expr:
@@ -67,10 +83,16 @@ def observations(node_rows: pl.DataFrame, pods_rows: pl.DataFrame, tick_times: p
     the signal has no observation). ``node_rows`` hold one row per pass (in tick order),
     ``pods_rows`` the ``pods`` system container rows, ``tick_times`` (tick, time) of the passes.
     """
-    pods = (pods_rows.sort("tick", "container").unique(subset=["tick"], keep="first", maintain_order=True)
-            .select("tick", pl.col("memory_time").alias("p_time"),
-                    pl.col("memory_available_bytes").alias("p_avail"),
-                    pl.col("memory_working_set_bytes").alias("p_ws")))
+    pods = (
+        pods_rows.sort("tick", "container")
+        .unique(subset=["tick"], keep="first", maintain_order=True)
+        .select(
+            "tick",
+            pl.col("memory_time").alias("p_time"),
+            pl.col("memory_available_bytes").alias("p_avail"),
+            pl.col("memory_working_set_bytes").alias("p_ws"),
+        )
+    )
     df = node_rows.join(pods, on="tick", how="left").join(tick_times, on="tick", how="left")
     mem_present = pl.col("memory_available_bytes").is_not_null() & pl.col("memory_working_set_bytes").is_not_null()
     pods_present = pl.col("p_avail").is_not_null() & pl.col("p_ws").is_not_null()
@@ -78,17 +100,32 @@ def observations(node_rows: pl.DataFrame, pods_rows: pl.DataFrame, tick_times: p
     return df.select(
         "tick",
         pl.coalesce(pl.col("memory_time"), pl.col("fs_time"), pl.col("rlimit_time"), pl.col("_t"))
-        .dt.epoch("us").alias("when"),
-        *_obs(0, _i64("memory_available_bytes"),
-              (pl.col("memory_available_bytes") + pl.col("memory_working_set_bytes")).reinterpret(signed=True),
-              _us("memory_time"), mem_present),
-        *_obs(1, _i64("p_avail"), (pl.col("p_avail") + pl.col("p_ws")).reinterpret(signed=True), _us("p_time"),
-              pods_present),
+        .dt.epoch("us")
+        .alias("when"),
+        *_obs(
+            0,
+            _i64("memory_available_bytes"),
+            (pl.col("memory_available_bytes") + pl.col("memory_working_set_bytes")).reinterpret(signed=True),
+            _us("memory_time"),
+            mem_present,
+        ),
+        *_obs(
+            1,
+            _i64("p_avail"),
+            (pl.col("p_avail") + pl.col("p_ws")).reinterpret(signed=True),
+            _us("p_time"),
+            pods_present,
+        ),
         *_fs(2, 3, "fs"),
         *_fs(4, 5, "imagefs"),
         *_fs(6, 7, "containerfs"),
-        *_obs(8, pl.col("rlimit_maxpid") - pl.col("rlimit_curproc"), pl.col("rlimit_maxpid"), _us("rlimit_time"),
-              pid_present),
+        *_obs(
+            8,
+            pl.col("rlimit_maxpid") - pl.col("rlimit_curproc"),
+            pl.col("rlimit_maxpid"),
+            _us("rlimit_time"),
+            pid_present,
+        ),
     )
 
 

@@ -36,9 +36,7 @@ def node_conditions_last_observed_at(
     return results
 
 
-def node_conditions_observed_since(
-    observed_at: Mapping[str, datetime], period_ns: int, now: datetime
-) -> list[str]:
+def node_conditions_observed_since(observed_at: Mapping[str, datetime], period_ns: int, now: datetime) -> list[str]:
     """helpers.go: nodeConditionsObservedSince — conditions seen within the last ``period_ns``."""
     results: list[str] = []
     for condition, at in observed_at.items():

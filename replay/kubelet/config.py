@@ -132,16 +132,23 @@ class EvictionFields:
 
 
 FIELD_NAMES = (
-    "evictionHard", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim", "evictionMaxPodGracePeriod",
-    "evictionPressureTransitionPeriod", "enforceNodeAllocatable", "localStorageCapacityIsolation",
+    "evictionHard",
+    "evictionSoft",
+    "evictionSoftGracePeriod",
+    "evictionMinimumReclaim",
+    "evictionMaxPodGracePeriod",
+    "evictionPressureTransitionPeriod",
+    "enforceNodeAllocatable",
+    "localStorageCapacityIsolation",
 )
 
 
 def default_fields(profile: VersionProfile, os: str = "linux") -> EvictionFields:
     """A kubelet started with neither config file nor eviction flags (v1beta1/defaults.go)."""
     source = f"defaults of kubelet {profile.version}"
-    return EvictionFields(eviction_hard=default_eviction_hard(profile, os), sources=dict.fromkeys(FIELD_NAMES, source),
-                          source=source)
+    return EvictionFields(
+        eviction_hard=default_eviction_hard(profile, os), sources=dict.fromkeys(FIELD_NAMES, source), source=source
+    )
 
 
 def fields_from_kubelet_configuration(
@@ -192,9 +199,12 @@ def fields_from_kubelet_configuration(
     if isinstance(max_grace, bool) or not isinstance(max_grace, int):
         raise InputError("expected an integer number of seconds", source=source, field="evictionMaxPodGracePeriod")
     if not INT32_MIN <= max_grace <= INT32_MAX:  # the kubelet's config decoder (encoding/json) refuses it
-        raise InputError(f"json: cannot unmarshal number {max_grace} into Go struct field "
-                         "KubeletConfiguration.evictionMaxPodGracePeriod of type int32", source=source,
-                         field="evictionMaxPodGracePeriod")
+        raise InputError(
+            f"json: cannot unmarshal number {max_grace} into Go struct field "
+            "KubeletConfiguration.evictionMaxPodGracePeriod of type int32",
+            source=source,
+            field="evictionMaxPodGracePeriod",
+        )
     allocatable = cfg.get("enforceNodeAllocatable", ["pods"])
     if not isinstance(allocatable, list) or not all(isinstance(x, str) for x in allocatable):
         raise InputError("expected a list of strings", source=source, field="enforceNodeAllocatable")
@@ -323,9 +333,11 @@ def apply_flags(fields: EvictionFields, flags: FlagOverrides) -> EvictionFields:
     if flags.eviction_max_pod_grace_period is not None:
         if flags.eviction_max_pod_grace_period > INT32_MAX:  # pflag's Int32Var
             big = flags.eviction_max_pod_grace_period
-            raise InputError(f'invalid argument "{big}" for "--eviction-max-pod-grace-period" flag: '
-                             f'strconv.ParseInt: parsing "{big}": value out of range',
-                             field="--eviction-max-pod-grace-period")
+            raise InputError(
+                f'invalid argument "{big}" for "--eviction-max-pod-grace-period" flag: '
+                f'strconv.ParseInt: parsing "{big}": value out of range',
+                field="--eviction-max-pod-grace-period",
+            )
         if flags.eviction_max_pod_grace_period < 0:
             raise InputError("expected a number of seconds ≥ 0, e.g. 30", field="--eviction-max-pod-grace-period")
         changes["eviction_max_pod_grace_period"] = flags.eviction_max_pod_grace_period
@@ -343,13 +355,18 @@ def apply_flags(fields: EvictionFields, flags: FlagOverrides) -> EvictionFields:
     soft = set(out.eviction_soft)
     for signal in _merged_flag(flags.eviction_soft_grace_period, "=", "--eviction-soft-grace-period") or {}:
         if signal not in soft:
-            raise InputError(f"no soft threshold for {signal} to apply a grace period to (set --eviction-soft "
-                             f"'{signal}<…' too)", field="--eviction-soft-grace-period")
+            raise InputError(
+                f"no soft threshold for {signal} to apply a grace period to (set --eviction-soft '{signal}<…' too)",
+                field="--eviction-soft-grace-period",
+            )
     configured = soft | set(out.eviction_hard)
     for signal in _merged_flag(flags.eviction_minimum_reclaim, "=", "--eviction-minimum-reclaim") or {}:
         if signal not in configured:
-            raise InputError(f"no threshold for {signal} to apply a minimum reclaim to (set --eviction-hard or "
-                             f"--eviction-soft for {signal} too)", field="--eviction-minimum-reclaim")
+            raise InputError(
+                f"no threshold for {signal} to apply a minimum reclaim to (set --eviction-hard or "
+                f"--eviction-soft for {signal} too)",
+                field="--eviction-minimum-reclaim",
+            )
     return out
 
 
@@ -366,8 +383,14 @@ def config_from_flags(
     baseline: EvictionFields | None = None,
 ) -> EvictionConfig:
     """Kubelet flags over ``baseline`` (default: the version's defaults, as a kubelet with no config file)."""
-    flags = FlagOverrides(tuple(eviction_hard), tuple(eviction_soft), tuple(eviction_soft_grace_period),
-                          tuple(eviction_minimum_reclaim), max_pod_grace_period_seconds, pressure_transition_period)
+    flags = FlagOverrides(
+        tuple(eviction_hard),
+        tuple(eviction_soft),
+        tuple(eviction_soft_grace_period),
+        tuple(eviction_minimum_reclaim),
+        max_pod_grace_period_seconds,
+        pressure_transition_period,
+    )
     fields = baseline if baseline is not None else default_fields(profile, os)
     fields = apply_flags(fields, flags)
     if baseline is None:

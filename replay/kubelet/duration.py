@@ -22,8 +22,17 @@ from kube.duration import (
     parse_duration,
 )
 
-__all__ = ["HOUR", "MICROSECOND", "MILLISECOND", "MINUTE", "NANOSECOND", "SECOND", "format_duration",
-           "nanoseconds_between", "parse_duration"]
+__all__ = [
+    "HOUR",
+    "MICROSECOND",
+    "MILLISECOND",
+    "MINUTE",
+    "NANOSECOND",
+    "SECOND",
+    "format_duration",
+    "nanoseconds_between",
+    "parse_duration",
+]
 
 
 def nanoseconds_between(start: datetime, end: datetime) -> int:

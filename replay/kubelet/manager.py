@@ -86,13 +86,26 @@ def build_signal_to_node_reclaim_funcs(with_image_fs: bool, split_fs: bool) -> d
         table[CONTAINERFS_AVAILABLE] = table[IMAGEFS_AVAILABLE]
         table[CONTAINERFS_INODES_FREE] = table[IMAGEFS_INODES_FREE]
     elif with_image_fs and split_fs:
-        table = {IMAGEFS_AVAILABLE: (IMAGE_GC,), IMAGEFS_INODES_FREE: (IMAGE_GC,),
-                 NODEFS_AVAILABLE: (CONTAINER_GC,), NODEFS_INODES_FREE: (CONTAINER_GC,)}
+        table = {
+            IMAGEFS_AVAILABLE: (IMAGE_GC,),
+            IMAGEFS_INODES_FREE: (IMAGE_GC,),
+            NODEFS_AVAILABLE: (CONTAINER_GC,),
+            NODEFS_INODES_FREE: (CONTAINER_GC,),
+        }
         table[CONTAINERFS_AVAILABLE] = table[NODEFS_AVAILABLE]
         table[CONTAINERFS_INODES_FREE] = table[NODEFS_INODES_FREE]
     else:
-        table = {s: both for s in (NODEFS_AVAILABLE, NODEFS_INODES_FREE, IMAGEFS_AVAILABLE, IMAGEFS_INODES_FREE,
-                                   CONTAINERFS_AVAILABLE, CONTAINERFS_INODES_FREE)}
+        table = {
+            s: both
+            for s in (
+                NODEFS_AVAILABLE,
+                NODEFS_INODES_FREE,
+                IMAGEFS_AVAILABLE,
+                IMAGEFS_INODES_FREE,
+                CONTAINERFS_AVAILABLE,
+                CONTAINERFS_INODES_FREE,
+            )
+        }
     return table
 
 
@@ -252,8 +265,12 @@ class EvictionManager:
         if self.config.local_storage_capacity_isolation:
             evictions, skipped = self._local_storage_eviction(active_pods, stats)
             if evictions:
-                return _with(base, evictions=tuple(evictions), critical_skipped=tuple(skipped),
-                             reason="local storage limit exceeded")
+                return _with(
+                    base,
+                    evictions=tuple(evictions),
+                    critical_skipped=tuple(skipped),
+                    reason="local storage limit exceeded",
+                )
 
         if not actionable:
             reason = "no thresholds met" if not met else "thresholds met but not actionable yet"
@@ -268,8 +285,13 @@ class EvictionManager:
         if reclaimable is None:
             return _with(base, thresholds_actionable=tuple(actionable), reason="no reclaimable threshold")
         threshold, resource = reclaimable
-        base = _with(base, thresholds_actionable=tuple(actionable), threshold_to_reclaim=threshold,
-                     resource_to_reclaim=resource, node_event=f"Attempting to reclaim {resource}")
+        base = _with(
+            base,
+            thresholds_actionable=tuple(actionable),
+            threshold_to_reclaim=threshold,
+            resource_to_reclaim=resource,
+            node_event=f"Attempting to reclaim {resource}",
+        )
 
         funcs = self.signal_to_node_reclaim_funcs.get(threshold.signal, ())
         if funcs:
@@ -294,8 +316,9 @@ class EvictionManager:
                 grace = self.config.max_pod_grace_period_seconds
                 if pod.termination_grace_period_seconds is not None and self.profile.soft_grace_honours_pod_termination:
                     grace = min(self.config.max_pod_grace_period_seconds, pod.termination_grace_period_seconds)
-            message, annotations = eviction_message(resource, pod, stats.get(pod.uid), actionable, observations,
-                                                    self.profile)
+            message, annotations = eviction_message(
+                resource, pod, stats.get(pod.uid), actionable, observations, self.profile
+            )
             if podutil.is_critical_pod(pod):
                 skipped.append(pod.name)
                 continue
@@ -303,10 +326,16 @@ class EvictionManager:
             if self.profile.disruption_target_condition:
                 condition = PodCondition("DisruptionTarget", "True", "TerminationByKubelet", message)
             eviction = Eviction(pod, message, annotations, grace, threshold.signal, condition)
-            return _with(base, ranking=ranking, evictions=(eviction,), critical_skipped=tuple(skipped),
-                         reason=f"evicted {pod.namespace}/{pod.name}" if pod.namespace else f"evicted {pod.name}")
-        return _with(base, ranking=ranking, critical_skipped=tuple(skipped),
-                     reason="unable to evict any pods from the node")
+            return _with(
+                base,
+                ranking=ranking,
+                evictions=(eviction,),
+                critical_skipped=tuple(skipped),
+                reason=f"evicted {pod.namespace}/{pod.name}" if pod.namespace else f"evicted {pod.name}",
+            )
+        return _with(
+            base, ranking=ranking, critical_skipped=tuple(skipped), reason="unable to evict any pods from the node"
+        )
 
     # --- local storage (eviction_manager.go: localStorageEviction) ------------------------------
     def _local_storage_eviction(

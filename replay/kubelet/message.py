@@ -79,8 +79,9 @@ def is_pod_level_resources_set(pod: Pod) -> bool:
     return any(n in ("cpu", "memory") or n.startswith("hugepages-") for n in names)
 
 
-def _container_request(pod: Pod, container: Container, stats_name: str, resource: str,
-                       profile: VersionProfile) -> Quantity:
+def _container_request(
+    pod: Pod, container: Container, stats_name: str, resource: str, profile: VersionProfile
+) -> Quantity:
     request = container.requests.get(resource, Quantity.zero())
     if profile.message_uses_allocated_resources and resource in (RESOURCE_MEMORY, "cpu"):
         status = next((s for s in pod.container_statuses if s.name == stats_name), None)
@@ -119,8 +120,11 @@ def eviction_message(
         and pod_stats.memory is not None
     ):
         usage_bytes = pod_stats.memory.working_set_bytes
-        pod_usage = (Quantity.new(go_int64(usage_bytes), Format.BINARY_SI) if usage_bytes is not None
-                     else Quantity.zero(Format.BINARY_SI))
+        pod_usage = (
+            Quantity.new(go_int64(usage_bytes), Format.BINARY_SI)
+            if usage_bytes is not None
+            else Quantity.zero(Format.BINARY_SI)
+        )
         message += POD_MESSAGE_FMT.format(pod.name, pod_usage, pod.resources.requests[RESOURCE_MEMORY], resource)
         annotations[OFFENDING_POD_KEY] = pod.name
         annotations[OFFENDING_POD_USAGE_KEY] = str(pod_usage)
@@ -138,8 +142,11 @@ def eviction_message(
             usage: Quantity | None = None
             if resource == RESOURCE_EPHEMERAL_STORAGE:
                 rootfs, logs = container_stats.rootfs, container_stats.logs
-                if rootfs is not None and rootfs.used_bytes is not None and logs is not None and (
-                    logs.used_bytes is not None
+                if (
+                    rootfs is not None
+                    and rootfs.used_bytes is not None
+                    and logs is not None
+                    and (logs.used_bytes is not None)
                 ):
                     usage = Quantity.new(go_int64(go_uint64(rootfs.used_bytes + logs.used_bytes)), Format.BINARY_SI)
             elif resource == RESOURCE_MEMORY:
@@ -176,4 +183,3 @@ def container_ephemeral_storage_message(container: str, limit: Quantity) -> str:
 def node_condition_message(conditions: Sequence[str]) -> str:
     """eviction_manager.go: Admit — ``fmt.Sprintf("%v", []NodeConditionType)`` is ``[A B]``."""
     return NODE_CONDITION_MESSAGE_FMT.format("[" + " ".join(conditions) + "]")
-

@@ -14,9 +14,18 @@ from kube.quantity import Format, Quantity
 from replay.kubelet.api import Container, Pod, pod_qos_class
 from replay.kubelet.versions import VersionProfile
 
-__all__ = ["RequestRule", "is_critical_pod", "is_mirror_pod", "is_pod_level_resources_set", "is_static_pod",
-           "pod_limits", "pod_qos_class", "request_rule", "resource_request_quantity",
-           "tolerates_memory_pressure_taint"]
+__all__ = [
+    "RequestRule",
+    "is_critical_pod",
+    "is_mirror_pod",
+    "is_pod_level_resources_set",
+    "is_static_pod",
+    "pod_limits",
+    "pod_qos_class",
+    "request_rule",
+    "resource_request_quantity",
+    "tolerates_memory_pressure_taint",
+]
 
 CONFIG_SOURCE_ANNOTATION = "kubernetes.io/config.source"
 CONFIG_MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
@@ -81,8 +90,9 @@ def is_pod_level_resources_set(pod: Pod) -> bool:
     return any(is_supported_pod_level_resource(n) for n in (*pod.resources.requests, *pod.resources.limits))
 
 
-def _aggregate(pod: Pod, of: Callable[[Container], Mapping[str, Quantity]],
-               pod_level: Mapping[str, Quantity]) -> dict[str, Quantity]:
+def _aggregate(
+    pod: Pod, of: Callable[[Container], Mapping[str, Quantity]], pod_level: Mapping[str, Quantity]
+) -> dict[str, Quantity]:
     """component-helpers resource: the container walk PodRequests and PodLimits share — sum over containers,
     sidecars added and tracked through the init phases, max with the init peak; pod-level values replace
     cpu/memory/hugepages."""

@@ -261,13 +261,16 @@ def ordered_by(pods: MutableSequence[Pod], *cmps: CmpFunc) -> None:
 # by comparator, ``_stats_first`` is "no stats first" and a pod without stats ties on the usage
 # comparators, cmpBool is "true first", and a Quantity.Cmp is an exact comparison of values. So the rank
 # functions sort by those keys, computed once per pod, with the same pdqsort steps (gosort.go_sort_by_key).
-_USAGES: dict[tuple[int, int, str, tuple[FsStatsType, ...] | None, RequestRule],
-              tuple[Pod, PodStats, tuple[Quantity, Quantity, bool, Quantity]]] = {}
+_USAGES: dict[
+    tuple[int, int, str, tuple[FsStatsType, ...] | None, RequestRule],
+    tuple[Pod, PodStats, tuple[Quantity, Quantity, bool, Quantity]],
+] = {}
 _USAGES_MAX = 8192
 
 
-def _usage_facts(pod: Pod, stats: PodStats, resource: str, measure: tuple[FsStatsType, ...] | None,
-                 profile: VersionProfile | None) -> tuple[Quantity, Quantity, bool, Quantity]:
+def _usage_facts(
+    pod: Pod, stats: PodStats, resource: str, measure: tuple[FsStatsType, ...] | None, profile: VersionProfile | None
+) -> tuple[Quantity, Quantity, bool, Quantity]:
     """What the usage comparators of a signal read of one pod (memory: ``measure`` None; disk: its
     filesystems): (usage, request, usage above request, usage − the request it is lowered by, which for disk
     is the ephemeral-storage one). Computed once per pod and stats object: ranking, then rank_facts."""
@@ -350,15 +353,35 @@ def signal_fs_stats(with_image_fs: bool, split_fs: bool) -> dict[str, tuple[FsSt
     if with_image_fs and not split_fs:
         node = (FsStatsType.LOGS, FsStatsType.LOCAL_VOLUME_SOURCE)
         image = (FsStatsType.ROOT, FsStatsType.IMAGES)
-        return {NODEFS_AVAILABLE: node, NODEFS_INODES_FREE: node, IMAGEFS_AVAILABLE: image,
-                IMAGEFS_INODES_FREE: image, CONTAINERFS_AVAILABLE: image, CONTAINERFS_INODES_FREE: image}
+        return {
+            NODEFS_AVAILABLE: node,
+            NODEFS_INODES_FREE: node,
+            IMAGEFS_AVAILABLE: image,
+            IMAGEFS_INODES_FREE: image,
+            CONTAINERFS_AVAILABLE: image,
+            CONTAINERFS_INODES_FREE: image,
+        }
     if with_image_fs and split_fs:
         node_split = (FsStatsType.LOGS, FsStatsType.LOCAL_VOLUME_SOURCE, FsStatsType.ROOT)
-        return {NODEFS_AVAILABLE: node_split, NODEFS_INODES_FREE: node_split, CONTAINERFS_AVAILABLE: node_split,
-                CONTAINERFS_INODES_FREE: node_split, IMAGEFS_AVAILABLE: (FsStatsType.IMAGES,),
-                IMAGEFS_INODES_FREE: (FsStatsType.IMAGES,)}
-    return {s: everything for s in (NODEFS_AVAILABLE, NODEFS_INODES_FREE, IMAGEFS_AVAILABLE,
-                                    IMAGEFS_INODES_FREE, CONTAINERFS_AVAILABLE, CONTAINERFS_INODES_FREE)}
+        return {
+            NODEFS_AVAILABLE: node_split,
+            NODEFS_INODES_FREE: node_split,
+            CONTAINERFS_AVAILABLE: node_split,
+            CONTAINERFS_INODES_FREE: node_split,
+            IMAGEFS_AVAILABLE: (FsStatsType.IMAGES,),
+            IMAGEFS_INODES_FREE: (FsStatsType.IMAGES,),
+        }
+    return {
+        s: everything
+        for s in (
+            NODEFS_AVAILABLE,
+            NODEFS_INODES_FREE,
+            IMAGEFS_AVAILABLE,
+            IMAGEFS_INODES_FREE,
+            CONTAINERFS_AVAILABLE,
+            CONTAINERFS_INODES_FREE,
+        )
+    }
 
 
 _DISK_RESOURCE = {
@@ -381,8 +404,10 @@ def build_signal_to_rank_func(
         PID_AVAILABLE: rank_pid_pressure,
     }
     for signal, measure in signal_fs_stats(with_image_fs, split_fs).items():
-        if signal in (CONTAINERFS_AVAILABLE, CONTAINERFS_INODES_FREE) and profile is not None and (
-            not profile.containerfs_signals
+        if (
+            signal in (CONTAINERFS_AVAILABLE, CONTAINERFS_INODES_FREE)
+            and profile is not None
+            and (not profile.containerfs_signals)
         ):
             continue
         ranks[signal] = rank_disk_pressure_func(measure, _DISK_RESOURCE[signal], profile)
@@ -407,7 +432,11 @@ class RankFacts:
 
 
 def rank_facts(
-    pods: Sequence[Pod], stats: StatsLookup, signal: str, with_image_fs: bool, split_fs: bool,
+    pods: Sequence[Pod],
+    stats: StatsLookup,
+    signal: str,
+    with_image_fs: bool,
+    split_fs: bool,
     profile: VersionProfile | None = None,
 ) -> list[RankFacts]:
     """The comparator inputs for each pod, in the given order (for ``explain`` tables)."""
@@ -417,16 +446,49 @@ def rank_facts(
         pod_stats = stats.get(pod.uid)
         if signal == PID_AVAILABLE:
             count = process_usage(pod_stats) if pod_stats is not None else None
-            facts.append(RankFacts(pod.name, pod.namespace, pod_stats is not None, pod_priority(pod), None,
-                                   Quantity.zero(), None, None, count, is_critical_pod(pod)))
+            facts.append(
+                RankFacts(
+                    pod.name,
+                    pod.namespace,
+                    pod_stats is not None,
+                    pod_priority(pod),
+                    None,
+                    Quantity.zero(),
+                    None,
+                    None,
+                    count,
+                    is_critical_pod(pod),
+                )
+            )
             continue
         resource = RESOURCE_MEMORY if measure is None else _DISK_RESOURCE[signal]
         if pod_stats is None:
-            facts.append(RankFacts(pod.name, pod.namespace, False, pod_priority(pod), None,
-                                   get_resource_request_quantity(pod, resource, profile), None, None,
-                                   critical=is_critical_pod(pod)))
+            facts.append(
+                RankFacts(
+                    pod.name,
+                    pod.namespace,
+                    False,
+                    pod_priority(pod),
+                    None,
+                    get_resource_request_quantity(pod, resource, profile),
+                    None,
+                    None,
+                    critical=is_critical_pod(pod),
+                )
+            )
             continue
         usage, request, exceeds, above = _usage_facts(pod, pod_stats, resource, measure, profile)
-        facts.append(RankFacts(pod.name, pod.namespace, True, pod_priority(pod), usage, request, exceeds, above,
-                               critical=is_critical_pod(pod)))
+        facts.append(
+            RankFacts(
+                pod.name,
+                pod.namespace,
+                True,
+                pod_priority(pod),
+                usage,
+                request,
+                exceeds,
+                above,
+                critical=is_critical_pod(pod),
+            )
+        )
     return facts

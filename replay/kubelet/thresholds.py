@@ -96,9 +96,7 @@ def decimal_to_f32(text: str) -> float:
     best_dist = abs(Fraction(first) - target)
     for cand in _f32_neighbours(first):
         dist = abs(Fraction(cand) - target)
-        if dist < best_dist or (
-            dist == best_dist and struct.unpack("<I", struct.pack("<f", cand))[0] % 2 == 0
-        ):
+        if dist < best_dist or (dist == best_dist and struct.unpack("<I", struct.pack("<f", cand))[0] % 2 == 0):
             best, best_dist = cand, dist
     if best in (float("inf"), float("-inf")) or abs(best) > 3.4028234663852886e38:
         raise InputError(f'strconv.ParseFloat: parsing "{text}": value out of range')
@@ -212,9 +210,7 @@ def _parse_threshold_statement(signal: str, value: str, *, containerfs: bool) ->
     return Threshold(signal, OP_LESS_THAN, ThresholdValue(quantity=quantity))
 
 
-def _parse_statements(
-    statements: Mapping[str, str] | None, *, containerfs: bool, what: str
-) -> list[Threshold]:
+def _parse_statements(statements: Mapping[str, str] | None, *, containerfs: bool, what: str) -> list[Threshold]:
     results: list[Threshold] = []
     for signal, value in (statements or {}).items():
         try:
@@ -248,9 +244,7 @@ def parse_threshold_config(
         except InputError as err:
             raise err.within(field=where) from None
         if period < 0:
-            raise InputError(
-                f"invalid eviction grace period specified: {text}, must be a positive value", field=where
-            )
+            raise InputError(f"invalid eviction grace period specified: {text}, must be a positive value", field=where)
         grace[signal] = period
     reclaims: dict[str, ThresholdValue] = {}
     for signal, text in (eviction_minimum_reclaim or {}).items():
@@ -279,9 +273,7 @@ def parse_threshold_config(
             )
         soft[i] = replace(threshold, grace_period=grace[threshold.signal])
     results = hard + soft
-    results = [
-        replace(t, min_reclaim=reclaims[t.signal]) if t.signal in reclaims else t for t in results
-    ]
+    results = [replace(t, min_reclaim=reclaims[t.signal]) if t.signal in reclaims else t for t in results]
     if "pods" in allocatable_config:
         results = add_allocatable_thresholds(results)
     return results

@@ -52,14 +52,12 @@ GATES: tuple[GateSpec, ...] = (
     GateSpec(
         "AllowOverwriteTerminationGracePeriodSeconds",
         ((32, False, False), (35, False, True)),
-        "on: soft evictions use evictionMaxPodGracePeriod as before 1.32 (PR #122890); locked in 1.35 "
-        "(PR #133792)",
+        "on: soft evictions use evictionMaxPodGracePeriod as before 1.32 (PR #122890); locked in 1.35 (PR #133792)",
     ),
     GateSpec(
         "PodLevelResources",
         ((32, False, False), (34, True, False)),
-        "pod-level spec.resources: pod sentence in the message and pod-level request in ranking "
-        "(PR #132277, 1.34)",
+        "pod-level spec.resources: pod sentence in the message and pod-level request in ranking (PR #132277, 1.34)",
     ),
     GateSpec(
         "PodDisruptionConditions",

@@ -51,8 +51,12 @@ def test_the_duplicate_replay_errors_module_is_gone() -> None:
 
 def test_every_module_takes_errors_from_recordings_errors() -> None:
     pattern = re.compile(r"^\s*(from|import)\s+replay\.errors\b", re.MULTILINE)
-    offenders = [str(p.relative_to(ROOT)) for d in ("replay", "recordings", "tests") for p in (ROOT / d).rglob("*.py")
-                 if pattern.search(p.read_text(encoding="utf-8"))]
+    offenders = [
+        str(p.relative_to(ROOT))
+        for d in ("replay", "recordings", "tests")
+        for p in (ROOT / d).rglob("*.py")
+        if pattern.search(p.read_text(encoding="utf-8"))
+    ]
     assert offenders == []
 
 

@@ -41,6 +41,7 @@ BOTH_REPRESENTATIONS: dict[str, Maker] = {"int64Amount": num, "inf.Dec": dec}
 
 # -- shared conformance vectors ------------------------------------------------------------------
 
+
 def _conformance_cases() -> list[Any]:
     cases = []
     for name in ("quantity.json", "seed.json"):
@@ -82,12 +83,30 @@ def test_conformance_vector(case: dict[str, Any]) -> None:
 # -- spec §7.2 ----------------------------------------------------------------------------------
 
 SPEC_WORKED_EXAMPLES = [
-    ("1073741824", BIN, "1Gi"), ("314572800", BIN, "300Mi"), ("6144", BIN, "6Ki"),
-    (str(1001 * 2**30), BIN, "1001Gi"), (str(2**40), BIN, "1Ti"), ("5", BIN, "5"), ("0.5", BIN, "500m"),
-    ("1025", BIN, "1025"), ("1234.567", BIN, "1234567m"), ("1E9", DEC, "1G"), ("1000E6", DEC, "1G"),
-    ("1000000E3", DEC, "1G"), ("1.08", DEC, "1080m"), ("108E-2", DEC, "1080m"), ("10800E-4", DEC, "1080m"),
-    ("300E6", DEC, "300M"), ("1234567E6", DEC, "1234567M"), ("3000", DEC, "3k"), ("1080E-9", DEC, "1080n"),
-    ("0", DEC, "0"), ("0", BIN, "0"), ("0", EXP, "0"), ("1E9", EXP, "1e9"), ("80E-3", EXP, "80e-3"),
+    ("1073741824", BIN, "1Gi"),
+    ("314572800", BIN, "300Mi"),
+    ("6144", BIN, "6Ki"),
+    (str(1001 * 2**30), BIN, "1001Gi"),
+    (str(2**40), BIN, "1Ti"),
+    ("5", BIN, "5"),
+    ("0.5", BIN, "500m"),
+    ("1025", BIN, "1025"),
+    ("1234.567", BIN, "1234567m"),
+    ("1E9", DEC, "1G"),
+    ("1000E6", DEC, "1G"),
+    ("1000000E3", DEC, "1G"),
+    ("1.08", DEC, "1080m"),
+    ("108E-2", DEC, "1080m"),
+    ("10800E-4", DEC, "1080m"),
+    ("300E6", DEC, "300M"),
+    ("1234567E6", DEC, "1234567M"),
+    ("3000", DEC, "3k"),
+    ("1080E-9", DEC, "1080n"),
+    ("0", DEC, "0"),
+    ("0", BIN, "0"),
+    ("0", EXP, "0"),
+    ("1E9", EXP, "1e9"),
+    ("80E-3", EXP, "80e-3"),
 ]
 
 
@@ -104,15 +123,21 @@ def test_spec_constructor_examples() -> None:
 
 
 SPEC_EVICTION_VALUES = [
-    (1000, BIN, "1k"), (1536, BIN, "1536"), (170074112, BIN, "166088Ki"), (98693120, BIN, "96380Ki"),
-    (104857600, BIN, "100Mi"), (10737418400, BIN, "10737418400"), (327680, BIN, "320Ki"),
-    (1500000, DEC, "1500k"), (123456, DEC, "123456"), (-2048, BIN, "-2Ki"),
+    (1000, BIN, "1k"),
+    (1536, BIN, "1536"),
+    (170074112, BIN, "166088Ki"),
+    (98693120, BIN, "96380Ki"),
+    (104857600, BIN, "100Mi"),
+    (10737418400, BIN, "10737418400"),
+    (327680, BIN, "320Ki"),
+    (1500000, DEC, "1500k"),
+    (123456, DEC, "123456"),
+    (-2048, BIN, "-2Ki"),
 ]
 
 
 @pytest.mark.parametrize(("value", "fmt", "text"), SPEC_EVICTION_VALUES)
-def test_spec_eviction_value_prints_the_same_from_either_representation(value: int, fmt: Format,
-                                                                        text: str) -> None:
+def test_spec_eviction_value_prints_the_same_from_either_representation(value: int, fmt: Format, text: str) -> None:
     assert str(Quantity.new(value, fmt)) == text
     assert str(Quantity.from_decimal(Decimal(value), fmt)) == text
 
@@ -120,33 +145,99 @@ def test_spec_eviction_value_prints_the_same_from_either_representation(value: i
 # -- upstream quantity_test.go (apimachinery v0.32.0) ---------------------------------------------
 
 UPSTREAM_PARSE = [  # TestQuantityParse: input, decQuantity(i, exponent, format)
-    ("0", 0, 0, DEC), ("0n", 0, 0, DEC), ("0u", 0, 0, DEC), ("0m", 0, 0, DEC), ("0Ki", 0, 0, BIN),
-    ("0k", 0, 0, DEC), ("0Mi", 0, 0, BIN), ("0M", 0, 0, DEC), ("0Gi", 0, 0, BIN), ("0G", 0, 0, DEC),
-    ("0Ti", 0, 0, BIN), ("0T", 0, 0, DEC), ("1", 1, 0, DEC),
-    ("1Ki", 1024, 0, BIN), ("8Ki", 8 * 1024, 0, BIN), ("7Mi", 7 * 2**20, 0, BIN), ("6Gi", 6 * 2**30, 0, BIN),
-    ("5Ti", 5 * 2**40, 0, BIN), ("4Pi", 4 * 2**50, 0, BIN), ("3Ei", 3 * 2**60, 0, BIN),
-    ("10Ti", 10 * 2**40, 0, BIN), ("100Ti", 100 * 2**40, 0, BIN),
-    ("5n", 5, -9, DEC), ("4u", 4, -6, DEC), ("3m", 3, -3, DEC), ("9", 9, 0, DEC), ("8k", 8, 3, DEC),
-    ("50k", 5, 4, DEC), ("7M", 7, 6, DEC), ("6G", 6, 9, DEC), ("5T", 5, 12, DEC), ("40T", 4, 13, DEC),
-    ("300T", 3, 14, DEC), ("2P", 2, 15, DEC), ("1E", 1, 18, DEC),
-    ("1E-3", 1, -3, EXP), ("1e3", 1, 3, EXP), ("1E6", 1, 6, EXP), ("1e9", 1, 9, EXP), ("1E12", 1, 12, EXP),
-    ("1e15", 1, 15, EXP), ("1E18", 1, 18, EXP), ("1e14", 1, 14, EXP), ("1e13", 1, 13, EXP),
-    ("100.035k", 100035, 0, DEC), ("0.001", 1, -3, DEC), ("0.0005k", 5, -1, DEC), ("0.005", 5, -3, DEC),
-    ("0.05", 5, -2, DEC), ("0.5", 5, -1, DEC), ("0.00050k", 5, -1, DEC), ("0.00500", 5, -3, DEC),
-    ("0.05000", 5, -2, DEC), ("0.50000", 5, -1, DEC), ("0.5e0", 5, -1, EXP), ("0.5e-1", 5, -2, EXP),
-    ("0.5e-2", 5, -3, EXP), ("10.035M", 10035, 3, DEC),
-    ("1.2e3", 12, 2, EXP), ("1.3E+6", 13, 5, EXP), ("1.40e9", 14, 8, EXP), ("1.53E12", 153, 10, EXP),
-    ("1.6e15", 16, 14, EXP), ("1.7E18", 17, 17, EXP),
-    ("9.01", 901, -2, DEC), ("8.1k", 81, 2, DEC), ("7.123456M", 7123456, 0, DEC),
-    ("6.987654321G", 6987654321, 0, DEC), ("5.444T", 5444, 9, DEC), ("40.1T", 401, 11, DEC),
-    ("300.2T", 3002, 11, DEC), ("2.5P", 25, 14, DEC), ("1.01E", 101, 16, DEC),
-    ("3.001n", 4, -9, DEC), ("1.1E-9", 2, -9, EXP), ("0.0000000001", 1, -9, DEC),
-    ("0.0000000005", 1, -9, DEC), ("0.00000000050", 1, -9, DEC), ("0.5e-9", 1, -9, EXP), ("0.9n", 1, -9, DEC),
-    ("0.00000012345", 124, -9, DEC), ("0.00000012354", 124, -9, DEC),
-    ("9Ei", MOST_POSITIVE, 0, BIN), ("9223372036854775807Ki", MOST_POSITIVE, 0, BIN), ("12E", 12, 18, DEC),
-    ("100.035Ki", 10243584, -2, BIN), ("0.5Mi", 2**19, 0, BIN), ("0.05Gi", 536870912, -1, BIN),
+    ("0", 0, 0, DEC),
+    ("0n", 0, 0, DEC),
+    ("0u", 0, 0, DEC),
+    ("0m", 0, 0, DEC),
+    ("0Ki", 0, 0, BIN),
+    ("0k", 0, 0, DEC),
+    ("0Mi", 0, 0, BIN),
+    ("0M", 0, 0, DEC),
+    ("0Gi", 0, 0, BIN),
+    ("0G", 0, 0, DEC),
+    ("0Ti", 0, 0, BIN),
+    ("0T", 0, 0, DEC),
+    ("1", 1, 0, DEC),
+    ("1Ki", 1024, 0, BIN),
+    ("8Ki", 8 * 1024, 0, BIN),
+    ("7Mi", 7 * 2**20, 0, BIN),
+    ("6Gi", 6 * 2**30, 0, BIN),
+    ("5Ti", 5 * 2**40, 0, BIN),
+    ("4Pi", 4 * 2**50, 0, BIN),
+    ("3Ei", 3 * 2**60, 0, BIN),
+    ("10Ti", 10 * 2**40, 0, BIN),
+    ("100Ti", 100 * 2**40, 0, BIN),
+    ("5n", 5, -9, DEC),
+    ("4u", 4, -6, DEC),
+    ("3m", 3, -3, DEC),
+    ("9", 9, 0, DEC),
+    ("8k", 8, 3, DEC),
+    ("50k", 5, 4, DEC),
+    ("7M", 7, 6, DEC),
+    ("6G", 6, 9, DEC),
+    ("5T", 5, 12, DEC),
+    ("40T", 4, 13, DEC),
+    ("300T", 3, 14, DEC),
+    ("2P", 2, 15, DEC),
+    ("1E", 1, 18, DEC),
+    ("1E-3", 1, -3, EXP),
+    ("1e3", 1, 3, EXP),
+    ("1E6", 1, 6, EXP),
+    ("1e9", 1, 9, EXP),
+    ("1E12", 1, 12, EXP),
+    ("1e15", 1, 15, EXP),
+    ("1E18", 1, 18, EXP),
+    ("1e14", 1, 14, EXP),
+    ("1e13", 1, 13, EXP),
+    ("100.035k", 100035, 0, DEC),
+    ("0.001", 1, -3, DEC),
+    ("0.0005k", 5, -1, DEC),
+    ("0.005", 5, -3, DEC),
+    ("0.05", 5, -2, DEC),
+    ("0.5", 5, -1, DEC),
+    ("0.00050k", 5, -1, DEC),
+    ("0.00500", 5, -3, DEC),
+    ("0.05000", 5, -2, DEC),
+    ("0.50000", 5, -1, DEC),
+    ("0.5e0", 5, -1, EXP),
+    ("0.5e-1", 5, -2, EXP),
+    ("0.5e-2", 5, -3, EXP),
+    ("10.035M", 10035, 3, DEC),
+    ("1.2e3", 12, 2, EXP),
+    ("1.3E+6", 13, 5, EXP),
+    ("1.40e9", 14, 8, EXP),
+    ("1.53E12", 153, 10, EXP),
+    ("1.6e15", 16, 14, EXP),
+    ("1.7E18", 17, 17, EXP),
+    ("9.01", 901, -2, DEC),
+    ("8.1k", 81, 2, DEC),
+    ("7.123456M", 7123456, 0, DEC),
+    ("6.987654321G", 6987654321, 0, DEC),
+    ("5.444T", 5444, 9, DEC),
+    ("40.1T", 401, 11, DEC),
+    ("300.2T", 3002, 11, DEC),
+    ("2.5P", 25, 14, DEC),
+    ("1.01E", 101, 16, DEC),
+    ("3.001n", 4, -9, DEC),
+    ("1.1E-9", 2, -9, EXP),
+    ("0.0000000001", 1, -9, DEC),
+    ("0.0000000005", 1, -9, DEC),
+    ("0.00000000050", 1, -9, DEC),
+    ("0.5e-9", 1, -9, EXP),
+    ("0.9n", 1, -9, DEC),
+    ("0.00000012345", 124, -9, DEC),
+    ("0.00000012354", 124, -9, DEC),
+    ("9Ei", MOST_POSITIVE, 0, BIN),
+    ("9223372036854775807Ki", MOST_POSITIVE, 0, BIN),
+    ("12E", 12, 18, DEC),
+    ("100.035Ki", 10243584, -2, BIN),
+    ("0.5Mi", 2**19, 0, BIN),
+    ("0.05Gi", 536870912, -1, BIN),
     ("0.025Ti", 274877906944, -1, BIN),
-    ("0.000000000001Ki", 2, -9, DEC), (".001", 1, -3, DEC), (".0001k", 100, -3, DEC), ("1.", 1, 0, DEC),
+    ("0.000000000001Ki", 2, -9, DEC),
+    (".001", 1, -3, DEC),
+    (".0001k", 100, -3, DEC),
+    ("1.", 1, 0, DEC),
     ("1.G", 1, 9, DEC),
 ]
 
@@ -160,8 +251,7 @@ def test_upstream_parse_gives_value_and_format(text: str, i: int, exponent: int,
 
 
 @pytest.mark.parametrize(("text", "i", "exponent", "fmt"), UPSTREAM_PARSE)
-def test_upstream_parse_from_scanned_parts_gives_the_same_value(text: str, i: int, exponent: int,
-                                                                fmt: Format) -> None:
+def test_upstream_parse_from_scanned_parts_gives_the_same_value(text: str, i: int, exponent: int, fmt: Format) -> None:
     scanned = _parse_quantity_string(text)
     assert scanned is not None
     positive, _, number, denom, suffix = scanned
@@ -169,13 +259,20 @@ def test_upstream_parse_from_scanned_parts_gives_the_same_value(text: str, i: in
     assert Quantity.parse(rebuilt) == Quantity.parse(text)
 
 
-@pytest.mark.parametrize(("text", "positive", "value", "number", "denom", "suffix"), [
-    ("0.025Ti", True, "0.025", "0", "025", "Ti"), ("1.025Ti", True, "1.025", "1", "025", "Ti"),
-    ("-1.025Ti", False, "-1.025", "1", "025", "Ti"), (".", True, ".", "0", "", ""),
-    ("-.", False, "-.", "0", "", ""), ("1E-3", True, "1", "1", "", "E-3"),
-])
-def test_upstream_scanner_splits_quantity_string(text: str, positive: bool, value: str, number: str,
-                                                  denom: str, suffix: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "positive", "value", "number", "denom", "suffix"),
+    [
+        ("0.025Ti", True, "0.025", "0", "025", "Ti"),
+        ("1.025Ti", True, "1.025", "1", "025", "Ti"),
+        ("-1.025Ti", False, "-1.025", "1", "025", "Ti"),
+        (".", True, ".", "0", "", ""),
+        ("-.", False, "-.", "0", "", ""),
+        ("1E-3", True, "1", "1", "", "E-3"),
+    ],
+)
+def test_upstream_scanner_splits_quantity_string(
+    text: str, positive: bool, value: str, number: str, denom: str, suffix: str
+) -> None:
     assert _parse_quantity_string(text) == (positive, value, number, denom, suffix)
 
 
@@ -189,31 +286,61 @@ BAD_TEXT = [*UPSTREAM_INVALID, "1.5Gx", "", "abc", "1..5", "--1", "1e", "1Ki2", 
 def test_bad_text_raises_input_error_saying_what_was_expected(text: str) -> None:
     with pytest.raises(InputError) as info:
         Quantity.parse(text)
-    assert info.value.problem == (f"{text!r} is not a Kubernetes quantity (expected a number with an "
-                                  "optional suffix such as 100Mi, 1.5Gi, 500m, 1e3)")
+    assert info.value.problem == (
+        f"{text!r} is not a Kubernetes quantity (expected a number with an "
+        "optional suffix such as 100Mi, 1.5Gi, 500m, 1e3)"
+    )
 
 
 UPSTREAM_STRING = [  # TestQuantityString: decQuantity(i, exponent, format), String(), an alternate spelling
-    (2**30, 0, BIN, "1Gi", "1024Mi"), (300 * 2**20, 0, BIN, "300Mi", "307200Ki"),
-    (6 * 1024, 0, BIN, "6Ki", ""), (1001 * 2**30, 0, BIN, "1001Gi", "1025024Mi"),
-    (2**40, 0, BIN, "1Ti", "1024Gi"), (5, 0, BIN, "5", "5000m"),
-    (500, -3, BIN, "500m", "0.5"), (1, 9, DEC, "1G", "1000M"), (1000, 6, DEC, "1G", "0.001T"),
-    (1000000, 3, DEC, "1G", ""), (1000000000, 0, DEC, "1G", ""), (1, -3, DEC, "1m", "1000u"),
-    (80, -3, DEC, "80m", ""), (1080, -3, DEC, "1080m", "1.08"), (108, -2, DEC, "1080m", "1080000000n"),
-    (10800, -4, DEC, "1080m", ""), (300, 6, DEC, "300M", ""), (1, 12, DEC, "1T", ""),
-    (1234567, 6, DEC, "1234567M", ""), (1234567, -3, BIN, "1234567m", ""), (3, 3, DEC, "3k", ""),
-    (1025, 0, BIN, "1025", ""), (0, 0, DEC, "0", ""), (0, 0, BIN, "0", ""), (1, 9, EXP, "1e9", ".001e12"),
-    (1, -3, EXP, "1e-3", "0.001e0"), (1, -9, EXP, "1e-9", "1000e-12"), (80, -3, EXP, "80e-3", ""),
-    (300, 6, EXP, "300e6", ""), (1, 12, EXP, "1e12", ""), (1, 3, EXP, "1e3", ""), (3, 3, EXP, "3e3", ""),
-    (0, 0, EXP, "0", "00"), (1, -9, DEC, "1n", ""), (80, -9, DEC, "80n", ""), (1080, -9, DEC, "1080n", ""),
-    (108, -8, DEC, "1080n", ""), (10800, -10, DEC, "1080n", ""), (1, -6, DEC, "1u", ""),
-    (80, -6, DEC, "80u", ""), (1080, -6, DEC, "1080u", ""),
+    (2**30, 0, BIN, "1Gi", "1024Mi"),
+    (300 * 2**20, 0, BIN, "300Mi", "307200Ki"),
+    (6 * 1024, 0, BIN, "6Ki", ""),
+    (1001 * 2**30, 0, BIN, "1001Gi", "1025024Mi"),
+    (2**40, 0, BIN, "1Ti", "1024Gi"),
+    (5, 0, BIN, "5", "5000m"),
+    (500, -3, BIN, "500m", "0.5"),
+    (1, 9, DEC, "1G", "1000M"),
+    (1000, 6, DEC, "1G", "0.001T"),
+    (1000000, 3, DEC, "1G", ""),
+    (1000000000, 0, DEC, "1G", ""),
+    (1, -3, DEC, "1m", "1000u"),
+    (80, -3, DEC, "80m", ""),
+    (1080, -3, DEC, "1080m", "1.08"),
+    (108, -2, DEC, "1080m", "1080000000n"),
+    (10800, -4, DEC, "1080m", ""),
+    (300, 6, DEC, "300M", ""),
+    (1, 12, DEC, "1T", ""),
+    (1234567, 6, DEC, "1234567M", ""),
+    (1234567, -3, BIN, "1234567m", ""),
+    (3, 3, DEC, "3k", ""),
+    (1025, 0, BIN, "1025", ""),
+    (0, 0, DEC, "0", ""),
+    (0, 0, BIN, "0", ""),
+    (1, 9, EXP, "1e9", ".001e12"),
+    (1, -3, EXP, "1e-3", "0.001e0"),
+    (1, -9, EXP, "1e-9", "1000e-12"),
+    (80, -3, EXP, "80e-3", ""),
+    (300, 6, EXP, "300e6", ""),
+    (1, 12, EXP, "1e12", ""),
+    (1, 3, EXP, "1e3", ""),
+    (3, 3, EXP, "3e3", ""),
+    (0, 0, EXP, "0", "00"),
+    (1, -9, DEC, "1n", ""),
+    (80, -9, DEC, "80n", ""),
+    (1080, -9, DEC, "1080n", ""),
+    (108, -8, DEC, "1080n", ""),
+    (10800, -10, DEC, "1080n", ""),
+    (1, -6, DEC, "1u", ""),
+    (80, -6, DEC, "80u", ""),
+    (1080, -6, DEC, "1080u", ""),
 ]
 
 
 @pytest.mark.parametrize(("i", "exponent", "fmt", "text", "alternate"), UPSTREAM_STRING)
-def test_upstream_string_is_canonical_and_reparses_to_itself(i: int, exponent: int, fmt: Format, text: str,
-                                                              alternate: str) -> None:
+def test_upstream_string_is_canonical_and_reparses_to_itself(
+    i: int, exponent: int, fmt: Format, text: str, alternate: str
+) -> None:
     assert str(dec(i, exponent, fmt)) == text
     assert str(Quantity.parse(text)) == text
     if alternate:
@@ -222,40 +349,77 @@ def test_upstream_string_is_canonical_and_reparses_to_itself(i: int, exponent: i
         assert str(dec(-i, exponent, fmt)) == f"-{text}"  # and never "-0"
 
 
-@pytest.mark.parametrize(("text", "emitted"), [
-    ("1Ki", "1Ki"), ("1Mi", "1Mi"), ("1Gi", "1Gi"), ("1024Mi", "1Gi"), ("1000M", "1G"), (".001Ki", "1024m"),
-    (".000001Ki", "1024u"), (".000000001Ki", "1024n"), (".000000000001Ki", "2n"),
-])
+@pytest.mark.parametrize(
+    ("text", "emitted"),
+    [
+        ("1Ki", "1Ki"),
+        ("1Mi", "1Mi"),
+        ("1Gi", "1Gi"),
+        ("1024Mi", "1Gi"),
+        ("1000M", "1G"),
+        (".001Ki", "1024m"),
+        (".000001Ki", "1024u"),
+        (".000000001Ki", "1024n"),
+        (".000000000001Ki", "2n"),
+    ],
+)
 def test_upstream_parse_emit(text: str, emitted: str) -> None:
     assert str(Quantity.parse(text)) == emitted
     assert str(Quantity.parse(f"-{text}")) == f"-{emitted}"
 
 
-@pytest.mark.parametrize(("value", "fmt", "text"), [
-    (1, DEC, "1"), (1000, DEC, "1k"), (1234000, DEC, "1234k"), (1024, BIN, "1Ki"), (1000000, None, "1e6"),
-    (1024 * 1024, BIN, "1Mi"),
-])
+@pytest.mark.parametrize(
+    ("value", "fmt", "text"),
+    [
+        (1, DEC, "1"),
+        (1000, DEC, "1k"),
+        (1234000, DEC, "1234k"),
+        (1024, BIN, "1Ki"),
+        (1000000, None, "1e6"),
+        (1024 * 1024, BIN, "1Mi"),
+    ],
+)
 def test_upstream_new_quantity_prints_and_round_trips(value: int, fmt: Format | None, text: str) -> None:
     assert str(Quantity.new(value, fmt)) == text
     assert str(Quantity.from_decimal(Decimal(value), fmt)) == text  # the ToDec variant
     assert Quantity.parse(text).int_value() == value
 
 
-@pytest.mark.parametrize(("value", "fmt", "text", "exact"), [
-    (1, DEC, "1m", True), (1000, DEC, "1", True), (1234000, DEC, "1234", True),
-    (1024, BIN, "1024m", False), (1000000, None, "1e3", True), (1024 * 1024, BIN, "1048576m", False),
-])
-def test_upstream_new_milli_quantity_prints_and_round_trips(value: int, fmt: Format | None, text: str,
-                                                             exact: bool) -> None:
+@pytest.mark.parametrize(
+    ("value", "fmt", "text", "exact"),
+    [
+        (1, DEC, "1m", True),
+        (1000, DEC, "1", True),
+        (1234000, DEC, "1234", True),
+        (1024, BIN, "1024m", False),
+        (1000000, None, "1e3", True),
+        (1024 * 1024, BIN, "1048576m", False),
+    ],
+)
+def test_upstream_new_milli_quantity_prints_and_round_trips(
+    value: int, fmt: Format | None, text: str, exact: bool
+) -> None:
     assert str(Quantity.new_milli(value, fmt)) == text
     if exact:
         assert Quantity.parse(text).milli_value() == value
 
 
-@pytest.mark.parametrize(("value", "scale", "text"), [
-    (1, -9, "1n"), (1000, -9, "1u"), (1, -6, "1u"), (1000, -6, "1m"), (1, -3, "1m"), (1000, -3, "1"),
-    (1, 0, "1"), (0, -9, "0"), (0, -6, "0"), (0, -3, "0"), (0, 0, "0"),
-])
+@pytest.mark.parametrize(
+    ("value", "scale", "text"),
+    [
+        (1, -9, "1n"),
+        (1000, -9, "1u"),
+        (1, -6, "1u"),
+        (1000, -6, "1m"),
+        (1, -3, "1m"),
+        (1000, -3, "1"),
+        (1, 0, "1"),
+        (0, -9, "0"),
+        (0, -6, "0"),
+        (0, -3, "0"),
+        (0, 0, "0"),
+    ],
+)
 def test_upstream_new_scaled_quantity_prints_as_decimal_si(value: int, scale: int, text: str) -> None:
     q = Quantity.new_scaled(value, scale)
     assert (str(q), q.format) == (text, DEC)
@@ -265,10 +429,19 @@ def test_upstream_new_scaled_quantity_prints_as_decimal_si(value: int, scale: in
         assert Quantity.parse(text).milli_value() == value
 
 
-@pytest.mark.parametrize(("from_scale", "milli", "value"), [  # TestScaledValue rows for Value and MilliValue
-    (-9, True, 1), (-9, False, 1), (-6, True, 1), (-6, False, 1), (-3, True, 1), (-3, False, 1),
-    (0, True, 1000), (0, False, 1),
-])
+@pytest.mark.parametrize(
+    ("from_scale", "milli", "value"),
+    [  # TestScaledValue rows for Value and MilliValue
+        (-9, True, 1),
+        (-9, False, 1),
+        (-6, True, 1),
+        (-6, False, 1),
+        (-3, True, 1),
+        (-3, False, 1),
+        (0, True, 1000),
+        (0, False, 1),
+    ],
+)
 def test_upstream_scaled_value_rounds_up(from_scale: int, milli: bool, value: int) -> None:
     q = Quantity.new_scaled(1, from_scale)
     assert (q.milli_value() if milli else q.int_value()) == value
@@ -278,23 +451,47 @@ def test_upstream_cmp_of_parsed_and_zero_values() -> None:
     for x, y, want in [("0", "0", 0), ("100m", "50m", 1), ("50m", "100m", -1), ("10000T", "100Gi", 1)]:
         assert Quantity.parse(x).cmp(Quantity.parse(y)) == want
     zero, zero_dec = Quantity.zero(DEC), dec(0, 0, DEC)
-    for a, b, want in [(zero_dec, zero_dec, 0), (zero, zero_dec, 0), (zero_dec, zero, 0), (zero, zero, 0),
-                       (zero, dec(10, 0, DEC), -1), (zero, dec(-10, 0, DEC), 1), (dec(10, 0, DEC), zero, 1),
-                       (dec(-10, 0, DEC), zero, -1)]:
+    for a, b, want in [
+        (zero_dec, zero_dec, 0),
+        (zero, zero_dec, 0),
+        (zero_dec, zero, 0),
+        (zero, zero, 0),
+        (zero, dec(10, 0, DEC), -1),
+        (zero, dec(-10, 0, DEC), 1),
+        (dec(10, 0, DEC), zero, 1),
+        (dec(-10, 0, DEC), zero, -1),
+    ]:
         assert a.cmp(b) == want
 
 
-@pytest.mark.parametrize(("a", "b", "want"), [  # TestQuantityCmpInt64AndDec: intQuantity pairs
-    ((901, -2), (901, -2), 0), ((90, -1), (901, -2), -1), ((901, -2), (900, -2), 1), ((0, 0), (0, 0), 0),
-    ((0, 1), (0, -1), 0), ((0, -1), (0, 1), 0), ((800, -3), (1, 0), -1), ((800, -3), (79, -2), 1),
-    ((MOST_POSITIVE, 0), (1, -1), 1), ((MOST_POSITIVE, 1), (1, 0), 1), ((MOST_POSITIVE, 1), (1, 1), 1),
-    ((MOST_POSITIVE, 1), (0, 1), 1), ((MOST_POSITIVE, -16), (1, 3), -1),
-    ((MOST_NEGATIVE, 0), (0, 0), -1), ((MOST_NEGATIVE, -18), (-1, 0), -1), ((MOST_NEGATIVE, -19), (-1, 0), 1),
-    ((10**18, -17), (1, 1), 0), ((10**18, -17), (-10, 0), 1), ((-(10**18), -17), (-10, 0), 0),
-    ((10**18, -17), (1, 0), 1), ((10**18 + 1, -17), (1, 1), 1), ((10**18 - 1, -17), (1, 1), -1),
-])
-def test_upstream_cmp_is_exact_across_representations(a: tuple[int, int], b: tuple[int, int],
-                                                       want: int) -> None:
+@pytest.mark.parametrize(
+    ("a", "b", "want"),
+    [  # TestQuantityCmpInt64AndDec: intQuantity pairs
+        ((901, -2), (901, -2), 0),
+        ((90, -1), (901, -2), -1),
+        ((901, -2), (900, -2), 1),
+        ((0, 0), (0, 0), 0),
+        ((0, 1), (0, -1), 0),
+        ((0, -1), (0, 1), 0),
+        ((800, -3), (1, 0), -1),
+        ((800, -3), (79, -2), 1),
+        ((MOST_POSITIVE, 0), (1, -1), 1),
+        ((MOST_POSITIVE, 1), (1, 0), 1),
+        ((MOST_POSITIVE, 1), (1, 1), 1),
+        ((MOST_POSITIVE, 1), (0, 1), 1),
+        ((MOST_POSITIVE, -16), (1, 3), -1),
+        ((MOST_NEGATIVE, 0), (0, 0), -1),
+        ((MOST_NEGATIVE, -18), (-1, 0), -1),
+        ((MOST_NEGATIVE, -19), (-1, 0), 1),
+        ((10**18, -17), (1, 1), 0),
+        ((10**18, -17), (-10, 0), 1),
+        ((-(10**18), -17), (-10, 0), 0),
+        ((10**18, -17), (1, 0), 1),
+        ((10**18 + 1, -17), (1, 1), 1),
+        ((10**18 - 1, -17), (1, 1), -1),
+    ],
+)
+def test_upstream_cmp_is_exact_across_representations(a: tuple[int, int], b: tuple[int, int], want: int) -> None:
     for make_a in BOTH_REPRESENTATIONS.values():
         for make_b in BOTH_REPRESENTATIONS.values():
             qa, qb = make_a(*a, DEC), make_b(*b, DEC)
@@ -302,13 +499,15 @@ def test_upstream_cmp_is_exact_across_representations(a: tuple[int, int], b: tup
 
 
 @pytest.mark.parametrize("make", BOTH_REPRESENTATIONS.values(), ids=BOTH_REPRESENTATIONS.keys())
-def test_upstream_add_and_sub_keep_the_receivers_format_unless_it_is_zero(
-        make: Maker) -> None:
+def test_upstream_add_and_sub_keep_the_receivers_format_unless_it_is_zero(make: Maker) -> None:
     zero = Quantity.zero(DEC)
     for a, b, total, difference, fmt in [
-        (make(10, 0, DEC), make(1, 1, DEC), 20, 0, DEC), (make(10, 0, DEC), make(1, 0, BIN), 11, 9, DEC),
-        (make(10, 0, BIN), make(1, 0, DEC), 11, 9, BIN), (zero, make(50, 0, DEC), 50, -50, DEC),
-        (make(50, 0, DEC), zero, 50, 50, DEC), (zero, zero, 0, 0, DEC),
+        (make(10, 0, DEC), make(1, 1, DEC), 20, 0, DEC),
+        (make(10, 0, DEC), make(1, 0, BIN), 11, 9, DEC),
+        (make(10, 0, BIN), make(1, 0, DEC), 11, 9, BIN),
+        (zero, make(50, 0, DEC), 50, -50, DEC),
+        (make(50, 0, DEC), zero, 50, 50, DEC),
+        (zero, zero, 0, 0, DEC),
     ]:
         assert (a.add(b).value, a.add(b).format) == (Decimal(total), fmt)
         assert (a.sub(b).value, a.sub(b).format) == (Decimal(difference), fmt)
@@ -323,6 +522,7 @@ def test_upstream_adding_or_subtracting_zero_preserves_the_suffix(text: str) -> 
 
 # -- Go behaviour read from the source (no upstream assertion) ------------------------------------
 
+
 def test_kept_text_is_reused_verbatim_including_a_plus_sign_and_leading_zeros() -> None:
     assert [str(Quantity.parse(t)) for t in ("+1k", "1.G", "007k", "1e0")] == ["+1k", "1.G", "007k", "1e0"]
 
@@ -332,9 +532,19 @@ def test_arithmetic_drops_the_kept_text() -> None:
     assert str(Quantity.parse("1.G").sub(Quantity.zero())) == "1G"
 
 
-@pytest.mark.parametrize(("text", "fmt"), [
-    ("+", DEC), ("-", DEC), (".", DEC), ("-.", DEC), ("k", DEC), ("Mi", BIN), ("Ti", BIN), ("e21", EXP),
-])
+@pytest.mark.parametrize(
+    ("text", "fmt"),
+    [
+        ("+", DEC),
+        ("-", DEC),
+        (".", DEC),
+        ("-.", DEC),
+        ("k", DEC),
+        ("Mi", BIN),
+        ("Ti", BIN),
+        ("e21", EXP),
+    ],
+)
 def test_a_number_with_no_digits_parses_as_zero_on_the_int64_path(text: str, fmt: Format) -> None:
     q = Quantity.parse(text)
     assert (q.is_zero(), q.format, str(q)) == (True, fmt, "0")
@@ -419,8 +629,32 @@ def test_quantity_is_an_immutable_hashable_value() -> None:
 
 # -- properties ---------------------------------------------------------------------------------
 
-SUFFIXES = ["", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei",
-            "e0", "e3", "E-2", "e+5", "e-9", "e-12", "e18", "E21"]
+SUFFIXES = [
+    "",
+    "n",
+    "u",
+    "m",
+    "k",
+    "M",
+    "G",
+    "T",
+    "P",
+    "E",
+    "Ki",
+    "Mi",
+    "Gi",
+    "Ti",
+    "Pi",
+    "Ei",
+    "e0",
+    "e3",
+    "E-2",
+    "e+5",
+    "e-9",
+    "e-12",
+    "e18",
+    "E21",
+]
 
 
 def reparsed_format(q: Quantity, text: str) -> Format | None:
@@ -457,17 +691,24 @@ def test_integer_with_any_suffix_round_trips_through_its_text(n: int, suffix: st
     check_round_trip(f"{n}{suffix}")
 
 
-@given(st.sampled_from(["", "+", "-"]), st.from_regex(r"[0-9]{0,12}", fullmatch=True),
-       st.none() | st.from_regex(r"[0-9]{0,12}", fullmatch=True), st.sampled_from(SUFFIXES))
-def test_decimal_string_round_trips_through_its_text(sign: str, whole: str, frac: str | None,
-                                                     suffix: str) -> None:
+@given(
+    st.sampled_from(["", "+", "-"]),
+    st.from_regex(r"[0-9]{0,12}", fullmatch=True),
+    st.none() | st.from_regex(r"[0-9]{0,12}", fullmatch=True),
+    st.sampled_from(SUFFIXES),
+)
+def test_decimal_string_round_trips_through_its_text(sign: str, whole: str, frac: str | None, suffix: str) -> None:
     assume(whole or frac)  # digit-less spellings: test_a_number_with_no_digits_*
     text = sign + whole + ("" if frac is None else f".{frac}") + suffix
     check_round_trip(text)
 
 
-@given(st.integers(min_value=-(10**12), max_value=10**12), st.integers(min_value=-12, max_value=6),
-       st.integers(min_value=-(10**12), max_value=10**12), st.integers(min_value=-12, max_value=6))
+@given(
+    st.integers(min_value=-(10**12), max_value=10**12),
+    st.integers(min_value=-12, max_value=6),
+    st.integers(min_value=-(10**12), max_value=10**12),
+    st.integers(min_value=-12, max_value=6),
+)
 def test_cmp_add_and_sub_are_exact(a: int, a_scale: int, b: int, b_scale: int) -> None:
     exact_a, exact_b = Decimal(f"{a}E{a_scale}"), Decimal(f"{b}E{b_scale}")
     with decimal.localcontext(prec=100):

@@ -27,23 +27,47 @@ def build(n: int, available: int, seed: int = 7) -> tuple[dict[str, Any], dict[s
     for i in range(n):
         uid = f"uid-{i}"
         req = rng.choice([None, "64Mi", "128Mi", "1Gi"])
-        containers = [{"name": f"c{j}", **({"resources": {"requests": {"memory": req}}} if req else {})}
-                      for j in range(3)]
-        pods.append({"metadata": {"name": f"pod-{i}", "namespace": "ns", "uid": uid},
-                     "spec": {"containers": containers, "priority": rng.choice([0, 0, 100, 1000])},
-                     "status": {"phase": "Running"}})
+        containers = [
+            {"name": f"c{j}", **({"resources": {"requests": {"memory": req}}} if req else {})} for j in range(3)
+        ]
+        pods.append(
+            {
+                "metadata": {"name": f"pod-{i}", "namespace": "ns", "uid": uid},
+                "spec": {"containers": containers, "priority": rng.choice([0, 0, 100, 1000])},
+                "status": {"phase": "Running"},
+            }
+        )
         ws = [rng.randrange(1 << 20, 1 << 30) for _ in range(3)]
-        stats.append({"podRef": {"name": f"pod-{i}", "namespace": "ns", "uid": uid},
-                      "memory": {"workingSetBytes": sum(ws)},
-                      "containers": [{"name": f"c{j}", "memory": {"workingSetBytes": w},
-                                      "rootfs": {"usedBytes": 4096, "inodesUsed": 3},
-                                      "logs": {"usedBytes": 8192, "inodesUsed": 1}} for j, w in enumerate(ws)],
-                      "ephemeral-storage": {"usedBytes": 65536}})
-    summary = {"node": {"nodeName": "bench", "memory": {"availableBytes": available, "workingSetBytes": 30 << 30},
-                        "fs": {"availableBytes": 50 << 30, "capacityBytes": 100 << 30,
-                               "inodesFree": 5_000_000, "inodes": 6_000_000},
-                        "rlimit": {"maxpid": 4_194_304, "curproc": 2000}},
-               "pods": stats}
+        stats.append(
+            {
+                "podRef": {"name": f"pod-{i}", "namespace": "ns", "uid": uid},
+                "memory": {"workingSetBytes": sum(ws)},
+                "containers": [
+                    {
+                        "name": f"c{j}",
+                        "memory": {"workingSetBytes": w},
+                        "rootfs": {"usedBytes": 4096, "inodesUsed": 3},
+                        "logs": {"usedBytes": 8192, "inodesUsed": 1},
+                    }
+                    for j, w in enumerate(ws)
+                ],
+                "ephemeral-storage": {"usedBytes": 65536},
+            }
+        )
+    summary = {
+        "node": {
+            "nodeName": "bench",
+            "memory": {"availableBytes": available, "workingSetBytes": 30 << 30},
+            "fs": {
+                "availableBytes": 50 << 30,
+                "capacityBytes": 100 << 30,
+                "inodesFree": 5_000_000,
+                "inodes": 6_000_000,
+            },
+            "rlimit": {"maxpid": 4_194_304, "curproc": 2000},
+        },
+        "pods": stats,
+    }
     return {"kind": "PodList", "items": pods}, summary
 
 

@@ -238,9 +238,7 @@ def test_crlf_summary() -> None:
 
 def test_static_pods_in_kubelet_pods() -> None:
     by_name = {p.name: p for p in pods("nri-kubernetes-1_16/pods")}
-    static = {
-        name for name, p in by_name.items() if p.annotations.get("kubernetes.io/config.source") == "file"
-    }
+    static = {name for name, p in by_name.items() if p.annotations.get("kubernetes.io/config.source") == "file"}
     assert static == {
         "kube-scheduler-minikube",
         "etcd-minikube",
@@ -259,9 +257,7 @@ def test_static_pods_in_kubelet_pods() -> None:
 
 
 def test_openshift_etcd_mirror_pod() -> None:
-    (etcd,) = pods(
-        "openshift-insights-operator/etcd-master-0.imeixner20210707.lab.upshift.rdu2.redhat.com.json"
-    )
+    (etcd,) = pods("openshift-insights-operator/etcd-master-0.imeixner20210707.lab.upshift.rdu2.redhat.com.json")
     assert etcd.annotations["kubernetes.io/config.source"] == "file"
     assert etcd.annotations["kubernetes.io/config.mirror"] == "ab2e5349-b857-4750-a560-86cdde23ab2c"
     assert etcd.priority == 2000001000 and etcd.priority_class_name == "system-node-critical"
@@ -296,9 +292,7 @@ def test_1_16_has_no_process_stats() -> None:
 
 
 def test_openshift_allocatable_in_plain_bytes() -> None:
-    (worker,) = nodes(
-        "openshift-insights-operator/worker-0.imeixner20210707.lab.upshift.rdu2.redhat.com.json"
-    )
+    (worker,) = nodes("openshift-insights-operator/worker-0.imeixner20210707.lab.upshift.rdu2.redhat.com.json")
     assert str(worker.capacity["ephemeral-storage"]) == "41407468Ki"
     assert str(worker.allocatable["ephemeral-storage"]) == "37087380622"
     assert worker.allocatable["ephemeral-storage"].int_value() == 37087380622
@@ -313,12 +307,8 @@ def test_openshift_allocatable_in_plain_bytes() -> None:
 
 
 def test_openshift_master_taint() -> None:
-    (master,) = nodes(
-        "openshift-insights-operator/master-0.imeixner20210707.lab.upshift.rdu2.redhat.com.json"
-    )
-    assert [(t.key, t.value, t.effect) for t in master.taints] == [
-        ("node-role.kubernetes.io/master", "", "NoSchedule")
-    ]
+    (master,) = nodes("openshift-insights-operator/master-0.imeixner20210707.lab.upshift.rdu2.redhat.com.json")
+    assert [(t.key, t.value, t.effect) for t in master.taints] == [("node-role.kubernetes.io/master", "", "NoSchedule")]
 
 
 def test_yaml_node_list() -> None:
@@ -704,9 +694,7 @@ def test_bad_integer_names_the_field(value: Any, shown: str) -> None:
     assert error.field == "pods[3].containers[0].rootfs.usedBytes"
     assert error.problem.startswith("expected a non-negative integer")
     assert shown in error.problem
-    assert str(error).startswith(
-        "summary: pods[3].containers[0].rootfs.usedBytes: expected a non-negative integer"
-    )
+    assert str(error).startswith("summary: pods[3].containers[0].rootfs.usedBytes: expected a non-negative integer")
 
 
 def test_uint64_max_accepted_everywhere() -> None:
@@ -857,9 +845,7 @@ def test_nodes_given_pods() -> None:
 
 def test_node_bad_quantity() -> None:
     with pytest.raises(InputError) as info:
-        parse_node(
-            {"metadata": {"name": "n"}, "status": {"allocatable": {"memory": "7Gb"}}}, source="node.json"
-        )
+        parse_node({"metadata": {"name": "n"}, "status": {"allocatable": {"memory": "7Gb"}}}, source="node.json")
     assert info.value.field == "status.allocatable.memory"
     assert str(info.value).startswith("node.json: status.allocatable.memory: ")
 

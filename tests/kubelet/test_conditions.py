@@ -42,8 +42,13 @@ def test_every_valid_signal_has_a_condition() -> None:
 
 
 def test_conditions_are_distinct_in_order_of_first_appearance() -> None:
-    items = [Threshold("nodefs.available"), Threshold("memory.available"), Threshold("imagefs.available"),
-             Threshold("allocatableMemory.available"), Threshold("pid.available")]
+    items = [
+        Threshold("nodefs.available"),
+        Threshold("memory.available"),
+        Threshold("imagefs.available"),
+        Threshold("allocatableMemory.available"),
+        Threshold("pid.available"),
+    ]
     assert node_conditions(items) == [DISK_PRESSURE, MEMORY_PRESSURE, PID_PRESSURE]
 
 
@@ -59,8 +64,12 @@ def test_last_observed_refreshes_current_and_keeps_old_conditions() -> None:
 
 @pytest.mark.parametrize(
     ("elapsed", "reported"),
-    [(timedelta(0), True), (timedelta(minutes=4, seconds=59), True), (timedelta(minutes=5), False),
-     (timedelta(hours=1), False)],
+    [
+        (timedelta(0), True),
+        (timedelta(minutes=4, seconds=59), True),
+        (timedelta(minutes=5), False),
+        (timedelta(hours=1), False),
+    ],
 )
 def test_condition_is_reported_strictly_within_the_transition_period(elapsed: timedelta, reported: bool) -> None:
     got = node_conditions_observed_since({MEMORY_PRESSURE: T0}, 5 * MINUTE, T0 + elapsed)

@@ -37,10 +37,27 @@ def test_configz_eviction_hard_is_used_exactly_and_zero_percent_disables() -> No
 @pytest.mark.parametrize(
     ("version", "signals"),
     [
-        ("1.29", ["memory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available",
-                  "allocatableMemory.available"]),
-        ("1.30", ["memory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available",
-                  "imagefs.inodesFree", "allocatableMemory.available"]),
+        (
+            "1.29",
+            [
+                "memory.available",
+                "nodefs.available",
+                "nodefs.inodesFree",
+                "imagefs.available",
+                "allocatableMemory.available",
+            ],
+        ),
+        (
+            "1.30",
+            [
+                "memory.available",
+                "nodefs.available",
+                "nodefs.inodesFree",
+                "imagefs.available",
+                "imagefs.inodesFree",
+                "allocatableMemory.available",
+            ],
+        ),
     ],
 )
 def test_configuration_without_eviction_hard_gets_the_defaults(version: str, signals: list[str]) -> None:
@@ -51,13 +68,16 @@ def test_configuration_without_eviction_hard_gets_the_defaults(version: str, sig
 
 def test_non_linux_defaults_have_no_inode_thresholds() -> None:
     assert default_eviction_hard(profile("1.32"), os="darwin") == {
-        "memory.available": "100Mi", "nodefs.available": "10%", "imagefs.available": "15%",
+        "memory.available": "100Mi",
+        "nodefs.available": "10%",
+        "imagefs.available": "15%",
     }
 
 
 def test_partial_eviction_hard_replaces_the_defaults() -> None:
     cfg = config_from_kubelet_configuration(
-        _file(evictionHard={"memory.available": "200Mi"}), source="kubelet.yaml", profile=profile("1.32"))
+        _file(evictionHard={"memory.available": "200Mi"}), source="kubelet.yaml", profile=profile("1.32")
+    )
     assert _signals(cfg) == [("memory.available", "200Mi"), ("allocatableMemory.available", "200Mi")]
 
 
@@ -69,10 +89,16 @@ def test_empty_eviction_hard_disables_hard_eviction() -> None:
 def test_merge_default_eviction_settings_adds_missing_defaults_from_1_33() -> None:
     cfg = config_from_kubelet_configuration(
         _file(evictionHard={"memory.available": "200Mi"}, mergeDefaultEvictionSettings=True),
-        source="k", profile=profile("1.33"))
+        source="k",
+        profile=profile("1.33"),
+    )
     assert dict(_signals(cfg)) == {
-        "memory.available": "200Mi", "nodefs.available": "10%", "nodefs.inodesFree": "5%",
-        "imagefs.available": "15%", "imagefs.inodesFree": "5%", "allocatableMemory.available": "200Mi",
+        "memory.available": "200Mi",
+        "nodefs.available": "10%",
+        "nodefs.inodesFree": "5%",
+        "imagefs.available": "15%",
+        "imagefs.inodesFree": "5%",
+        "allocatableMemory.available": "200Mi",
     }
 
 
@@ -80,16 +106,25 @@ def test_merge_default_eviction_settings_is_an_error_at_1_32() -> None:
     with pytest.raises(InputError) as err:
         config_from_kubelet_configuration(
             _file(evictionHard={"memory.available": "200Mi"}, mergeDefaultEvictionSettings=True),
-            source="k", profile=profile("1.32"))
+            source="k",
+            profile=profile("1.32"),
+        )
     assert err.value.field == "mergeDefaultEvictionSettings"
 
 
 def test_soft_thresholds_grace_and_transition_period_are_read() -> None:
     cfg = config_from_kubelet_configuration(
-        _file(evictionHard={}, evictionSoft={"memory.available": "1Gi"},
-              evictionSoftGracePeriod={"memory.available": "1m30s"}, evictionMaxPodGracePeriod=60,
-              evictionPressureTransitionPeriod="30s", enforceNodeAllocatable=["pods"]),
-        source="k", profile=profile("1.32"))
+        _file(
+            evictionHard={},
+            evictionSoft={"memory.available": "1Gi"},
+            evictionSoftGracePeriod={"memory.available": "1m30s"},
+            evictionMaxPodGracePeriod=60,
+            evictionPressureTransitionPeriod="30s",
+            enforceNodeAllocatable=["pods"],
+        ),
+        source="k",
+        profile=profile("1.32"),
+    )
     (soft,) = cfg.thresholds
     assert soft.grace_period == 90 * SECOND
     assert cfg.max_pod_grace_period_seconds == 60
@@ -97,15 +132,17 @@ def test_soft_thresholds_grace_and_transition_period_are_read() -> None:
 
 
 def test_zero_transition_period_is_replaced_by_five_minutes() -> None:
-    cfg = config_from_kubelet_configuration(_file(evictionPressureTransitionPeriod="0s"), source="k",
-                                            profile=profile("1.32"))
+    cfg = config_from_kubelet_configuration(
+        _file(evictionPressureTransitionPeriod="0s"), source="k", profile=profile("1.32")
+    )
     assert cfg.pressure_transition_period == 5 * MINUTE
 
 
 def test_bad_threshold_in_a_file_names_the_source() -> None:
     with pytest.raises(InputError) as err:
-        config_from_kubelet_configuration(_file(evictionHard={"foo": "1"}), source="kubelet.yaml",
-                                          profile=profile("1.32"))
+        config_from_kubelet_configuration(
+            _file(evictionHard={"foo": "1"}), source="kubelet.yaml", profile=profile("1.32")
+        )
     assert err.value.source is not None and err.value.source.startswith("kubelet.yaml")
     assert err.value.problem == "unsupported eviction signal foo"
 
@@ -125,12 +162,16 @@ def test_no_flags_means_the_defaults() -> None:
 
 
 def test_soft_flags_with_grace() -> None:
-    cfg = config_from_flags(profile("1.32"), eviction_hard=["memory.available<100Mi"],
-                            eviction_soft=["memory.available<1Gi"],
-                            eviction_soft_grace_period=["memory.available=1m30s"],
-                            eviction_minimum_reclaim=["memory.available=50Mi"])
+    cfg = config_from_flags(
+        profile("1.32"),
+        eviction_hard=["memory.available<100Mi"],
+        eviction_soft=["memory.available<1Gi"],
+        eviction_soft_grace_period=["memory.available=1m30s"],
+        eviction_minimum_reclaim=["memory.available=50Mi"],
+    )
     assert [(t.signal, t.grace_period, str(t.min_reclaim)) for t in cfg.thresholds] == [
-        ("memory.available", 0, "50Mi"), ("memory.available", 90 * SECOND, "50Mi"),
+        ("memory.available", 0, "50Mi"),
+        ("memory.available", 90 * SECOND, "50Mi"),
         ("allocatableMemory.available", 0, "50Mi"),
     ]
 

@@ -29,23 +29,33 @@ def _stamp(at: datetime) -> str:
 def _pods() -> list[Pod]:
     """`hog` exceeds its request (ranked first), `guaranteed` stays below it."""
     return [
-        make_pod("guaranteed", termination_grace_period_seconds=10,
-                 containers=[container("g", {"memory": "1Gi", "cpu": "1"}, {"memory": "1Gi", "cpu": "1"})]),
+        make_pod(
+            "guaranteed",
+            termination_grace_period_seconds=10,
+            containers=[container("g", {"memory": "1Gi", "cpu": "1"}, {"memory": "1Gi", "cpu": "1"})],
+        ),
         make_pod("hog", containers=[container("h")], termination_grace_period_seconds=10),
     ]
 
 
 def _memory_summary(available: int, at: datetime | None, pods: Sequence[str] = ("guaranteed", "hog")) -> Summary:
     usage = {"guaranteed": 100 * MI, "hog": 900 * MI, "static": 2 * GI, "mirror": 2 * GI, "critical": 2 * GI}
-    stats = [pod_stats_json(name, working_set=usage.get(name, 10 * MI),
-                            containers=[container_stats_json(name[0], working_set=usage.get(name, 10 * MI))])
-             for name in pods]
-    return make_summary(memory_available=available, memory_working_set=4 * GI,
-                        time=_stamp(at) if at is not None else None, pods=stats)
+    stats = [
+        pod_stats_json(
+            name,
+            working_set=usage.get(name, 10 * MI),
+            containers=[container_stats_json(name[0], working_set=usage.get(name, 10 * MI))],
+        )
+        for name in pods
+    ]
+    return make_summary(
+        memory_available=available, memory_working_set=4 * GI, time=_stamp(at) if at is not None else None, pods=stats
+    )
 
 
-def _sync(manager: EvictionManager, available: int, now: datetime, pods: list[Pod],
-          stats_time: datetime | None = None) -> SyncResult:
+def _sync(
+    manager: EvictionManager, available: int, now: datetime, pods: list[Pod], stats_time: datetime | None = None
+) -> SyncResult:
     names = [p.name for p in pods]
     return manager.synchronize(_memory_summary(available, stats_time or now, names), pods, now)
 
@@ -62,8 +72,11 @@ def test_hard_threshold_evicts_the_top_ranked_pod_with_the_versions_immediate_gr
         "The node was low on resource: memory. Threshold quantity: 1Gi, available: 500Mi. "
         "Container h was using 900Mi, request is 0, has larger consumption of memory. "
     )
-    assert eviction.annotations == {"offending_containers": "h", "offending_containers_usage": "900Mi",
-                                    "starved_resource": "memory"}
+    assert eviction.annotations == {
+        "offending_containers": "h",
+        "offending_containers_usage": "900Mi",
+        "starved_resource": "memory",
+    }
     assert eviction.condition is not None and eviction.condition.type == "DisruptionTarget"
     assert eviction.pod_status["reason"] == "Evicted"
     assert result.node_event == "Attempting to reclaim memory"
@@ -80,9 +93,14 @@ def test_no_eviction_when_no_threshold_is_met() -> None:
 
 # --- soft thresholds ----------------------------------------------------------------------------------------
 def _soft_manager(version: str, max_grace: int = 30) -> EvictionManager:
-    cfg = build_config(profile(version), source="test", eviction_hard={},
-                       eviction_soft={"memory.available": "2Gi"}, eviction_soft_grace_period={"memory.available": "1m"},
-                       max_pod_grace_period_seconds=max_grace)
+    cfg = build_config(
+        profile(version),
+        source="test",
+        eviction_hard={},
+        eviction_soft={"memory.available": "2Gi"},
+        eviction_soft_grace_period={"memory.available": "1m"},
+        max_pod_grace_period_seconds=max_grace,
+    )
     return EvictionManager(cfg, profile(version))
 
 
@@ -139,7 +157,8 @@ def test_pressure_condition_stays_for_the_transition_period() -> None:
 def test_min_reclaim_keeps_an_acted_on_threshold_met_until_reclaimed() -> None:
     manager = EvictionManager(
         _config(eviction_hard={"memory.available": "1Gi"}, eviction_minimum_reclaim={"memory.available": "500Mi"}),
-        profile("1.32"))
+        profile("1.32"),
+    )
     pods = _pods()
     assert _sync(manager, 500 * MI, T0, pods).evictions != ()
     still = _sync(manager, 1200 * MI, T0 + timedelta(seconds=10), pods)
@@ -192,8 +211,12 @@ def test_no_eviction_when_stats_timestamps_did_not_advance() -> None:
 def _under(conditions_available: int, disk: bool = False) -> EvictionManager:
     hard = {"memory.available": "1Gi"} | ({"nodefs.available": "10%"} if disk else {})
     manager = EvictionManager(_config(eviction_hard=hard), profile("1.32"))
-    summary = make_summary(memory_available=conditions_available, memory_working_set=GI, time=_stamp(T0),
-                           nodefs=(GI, 100 * GI) if disk else None)
+    summary = make_summary(
+        memory_available=conditions_available,
+        memory_working_set=GI,
+        time=_stamp(T0),
+        nodefs=(GI, 100 * GI) if disk else None,
+    )
     manager.synchronize(summary, [], T0)
     return manager
 
@@ -201,14 +224,19 @@ def _under(conditions_available: int, disk: bool = False) -> EvictionManager:
 def test_best_effort_pod_is_rejected_under_memory_pressure() -> None:
     result = _under(500 * MI).admit(make_pod("be"))
     assert (result.admit, result.reason, result.message) == (
-        False, "Evicted", "The node had condition: [MemoryPressure]. ")
+        False,
+        "Evicted",
+        "The node had condition: [MemoryPressure]. ",
+    )
 
 
 @pytest.mark.parametrize(
     "toleration",
-    [{"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoSchedule"},
-     {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists"},
-     {"operator": "Exists"}],
+    [
+        {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists"},
+        {"operator": "Exists"},
+    ],
 )
 def test_best_effort_pod_tolerating_memory_pressure_is_admitted(toleration: dict[str, str]) -> None:
     assert _under(500 * MI).admit(make_pod("be", tolerations=[toleration])).admit
@@ -272,9 +300,12 @@ def test_local_storage_can_evict_several_pods_in_one_pass() -> None:
     )
     result = _storage_manager().synchronize(summary, pods, T0)
     assert [(e.pod.name, e.cause) for e in result.evictions] == [
-        ("a", "ephemeralpodfs.limit"), ("b", "ephemeralcontainerfs.limit")]
+        ("a", "ephemeralpodfs.limit"),
+        ("b", "ephemeralcontainerfs.limit"),
+    ]
     assert result.evictions[0].message == (
-        "Pod ephemeral local storage usage exceeds the total limit of containers 1Gi. ")
+        "Pod ephemeral local storage usage exceeds the total limit of containers 1Gi. "
+    )
     assert result.evictions[1].message == 'Container b exceeded its local ephemeral storage limit "2Gi". '
 
 

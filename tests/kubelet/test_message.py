@@ -109,7 +109,8 @@ def test_inode_and_pid_evictions_name_no_container_but_keep_annotations(resource
 def test_ephemeral_storage_needs_both_rootfs_and_logs() -> None:
     pod = make_pod("p", containers=[container("a"), container("b")])
     stats = make_pod_stats(
-        "p", containers=[container_stats_json("a", rootfs=5000), container_stats_json("b", rootfs=1, logs=1)])
+        "p", containers=[container_stats_json("a", rootfs=5000), container_stats_json("b", rootfs=1, logs=1)]
+    )
     _, annotations = eviction_message("ephemeral-storage", pod, stats, [], {}, profile("1.32"))
     assert annotations["offending_containers"] == "b"
     assert annotations["offending_containers_usage"] == "2"
@@ -122,11 +123,14 @@ def _sidecar_pod() -> tuple[Any, Any]:
         containers=[container("app")],
         init_containers=[container("init"), container("sidecar", restart_policy="Always")],
     )
-    stats = make_pod_stats("p", containers=[
-        container_stats_json("sidecar", working_set=2048),
-        container_stats_json("app", working_set=1000),
-        container_stats_json("init", working_set=1536),
-    ])
+    stats = make_pod_stats(
+        "p",
+        containers=[
+            container_stats_json("sidecar", working_set=2048),
+            container_stats_json("app", working_set=1000),
+            container_stats_json("init", working_set=1536),
+        ],
+    )
     return pod, stats
 
 
@@ -159,8 +163,11 @@ def _resized_pod() -> Any:
 
 @pytest.mark.parametrize(
     ("version", "gates", "offending"),
-    [("1.31", {"InPlacePodVerticalScaling": True}, ""), ("1.31", {}, "c"),
-     ("1.32", {"InPlacePodVerticalScaling": True}, "c")],
+    [
+        ("1.31", {"InPlacePodVerticalScaling": True}, ""),
+        ("1.31", {}, "c"),
+        ("1.32", {"InPlacePodVerticalScaling": True}, "c"),
+    ],
 )
 def test_allocated_resources_replace_the_request_only_for_1_27_to_1_31_with_the_gate(
     version: str, gates: dict[str, bool], offending: str
@@ -180,8 +187,9 @@ def _pod_level_pod() -> Any:
 
 def test_pod_level_sentence_and_annotations_from_1_34() -> None:
     stats = make_pod_stats("web", containers=[container_stats_json("web", working_set=100)], working_set=170074112)
-    message, annotations = eviction_message("memory", _pod_level_pod(), stats, MEMORY_THRESHOLDS, MEMORY_OBS,
-                                            profile("1.34"))
+    message, annotations = eviction_message(
+        "memory", _pod_level_pod(), stats, MEMORY_THRESHOLDS, MEMORY_OBS, profile("1.34")
+    )
     assert message == (
         "The node was low on resource: memory. Threshold quantity: 100Mi, available: 96380Ki. "
         "Pod web was using 166088Ki, request is 200Mi, has larger consumption of memory. "
@@ -232,13 +240,13 @@ _REQUEST = st.one_of(
 @st.composite
 def _pod_case(draw: st.DrawFn) -> tuple[list[Spec], list[Usage]]:
     names = draw(st.lists(st.sampled_from(_NAMES), min_size=1, max_size=8, unique=True))
-    kinds = draw(st.lists(st.sampled_from(["regular", "init", "sidecar", "ephemeral"]),
-                          min_size=len(names), max_size=len(names)))
+    kinds = draw(
+        st.lists(st.sampled_from(["regular", "init", "sidecar", "ephemeral"]), min_size=len(names), max_size=len(names))
+    )
     kinds[0] = "regular"
     specs = [Spec(n, k, None if k == "ephemeral" else draw(_REQUEST)) for n, k in zip(names, kinds, strict=True)]
     value = st.one_of(st.none(), st.integers(0, 5000))
-    usages = draw(st.lists(
-        st.builds(Usage, st.sampled_from([*names, "stranger"]), value, value, value), max_size=8))
+    usages = draw(st.lists(st.builds(Usage, st.sampled_from([*names, "stranger"]), value, value, value), max_size=8))
     return specs, usages
 
 
@@ -246,7 +254,8 @@ def _build(specs: list[Spec], usages: list[Usage]) -> tuple[Any, Any]:
     def c(s: Spec) -> dict[str, Any]:
         return container(s.name, None, None, "Always" if s.kind == "sidecar" else None) | (
             {"resources": {"requests": {"memory": s.request, "ephemeral-storage": s.request}}}
-            if s.request is not None else {}
+            if s.request is not None
+            else {}
         )
 
     pod = make_pod(
@@ -255,9 +264,12 @@ def _build(specs: list[Spec], usages: list[Usage]) -> tuple[Any, Any]:
         init_containers=[c(s) for s in specs if s.kind in ("init", "sidecar")],
         ephemeral_containers=[c(s) for s in specs if s.kind == "ephemeral"],
     )
-    stats = make_pod_stats("p", containers=[
-        container_stats_json(u.name, working_set=u.working_set, rootfs=u.rootfs, logs=u.logs) for u in usages
-    ])
+    stats = make_pod_stats(
+        "p",
+        containers=[
+            container_stats_json(u.name, working_set=u.working_set, rootfs=u.rootfs, logs=u.logs) for u in usages
+        ],
+    )
     return pod, stats
 
 
@@ -290,8 +302,10 @@ def test_offending_containers_are_exactly_those_over_their_request(
             usage_text = str(Quantity.new(used, Format.BINARY_SI))
             names.append(u.name)
             texts.append(usage_text)
-            sentences += (f"Container {u.name} was using {usage_text}, request is {request}, "
-                          f"has larger consumption of {resource}. ")
+            sentences += (
+                f"Container {u.name} was using {usage_text}, request is {request}, "
+                f"has larger consumption of {resource}. "
+            )
     message, annotations = eviction_message(resource, pod, stats, [], {}, profile(version))
     assert annotations == {
         "offending_containers": ",".join(names),
@@ -305,7 +319,8 @@ def test_offending_containers_are_exactly_those_over_their_request(
 # --- the other observable strings ------------------------------------------------------------------------
 def test_empty_dir_message_quotes_name_and_limit() -> None:
     assert empty_dir_message("cache", Quantity.parse("1Gi")) == (
-        'Usage of EmptyDir volume "cache" exceeds the limit "1Gi". ')
+        'Usage of EmptyDir volume "cache" exceeds the limit "1Gi". '
+    )
 
 
 def test_container_ephemeral_storage_message() -> None:
@@ -322,8 +337,10 @@ def test_pod_ephemeral_storage_message_is_unquoted() -> None:
 
 @pytest.mark.parametrize(
     ("conditions", "text"),
-    [(["DiskPressure"], "The node had condition: [DiskPressure]. "),
-     (["MemoryPressure", "DiskPressure"], "The node had condition: [MemoryPressure DiskPressure]. ")],
+    [
+        (["DiskPressure"], "The node had condition: [DiskPressure]. "),
+        (["MemoryPressure", "DiskPressure"], "The node had condition: [MemoryPressure DiskPressure]. "),
+    ],
 )
 def test_node_condition_message_uses_go_slice_format(conditions: list[str], text: str) -> None:
     assert node_condition_message(conditions) == text

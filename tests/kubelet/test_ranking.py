@@ -29,8 +29,9 @@ ALL_FS = (FsStatsType.IMAGES, FsStatsType.ROOT, FsStatsType.LOGS, FsStatsType.LO
 
 # --- GetResourceRequestQuantity (spec §5.5) ---------------------------------------------------------------
 def test_request_is_the_sum_of_regular_containers() -> None:
-    pod = make_pod("p", containers=[container("a", {"memory": "100Mi"}), container("b", {"memory": "50Mi"}),
-                                    container("c")])
+    pod = make_pod(
+        "p", containers=[container("a", {"memory": "100Mi"}), container("b", {"memory": "50Mi"}), container("c")]
+    )
     assert get_resource_request_quantity(pod, "memory").int_value() == 150 * MI
 
 
@@ -39,8 +40,10 @@ def test_request_is_the_max_with_every_init_container_including_sidecars(init_re
     pod = make_pod(
         "p",
         containers=[container("a", {"memory": "100Mi"}), container("b", {"memory": "50Mi"})],
-        init_containers=[container("sidecar", {"memory": init_request}, restart_policy="Always"),
-                         container("init", {"memory": "10Mi"})],
+        init_containers=[
+            container("sidecar", {"memory": init_request}, restart_policy="Always"),
+            container("init", {"memory": "10Mi"}),
+        ],
     )
     assert get_resource_request_quantity(pod, "memory").int_value() == want_mi * MI
 
@@ -54,16 +57,22 @@ def test_overhead_is_added_only_to_a_non_zero_request() -> None:
 
 @pytest.mark.parametrize(
     ("resource", "fmt"),
-    [("memory", Format.BINARY_SI), ("ephemeral-storage", Format.BINARY_SI), ("storage", Format.BINARY_SI),
-     ("cpu", Format.DECIMAL_SI), ("inodes", Format.DECIMAL_SI)],
+    [
+        ("memory", Format.BINARY_SI),
+        ("ephemeral-storage", Format.BINARY_SI),
+        ("storage", Format.BINARY_SI),
+        ("cpu", Format.DECIMAL_SI),
+        ("inodes", Format.DECIMAL_SI),
+    ],
 )
 def test_zero_request_has_the_resources_format(resource: str, fmt: Format) -> None:
     assert get_resource_request_quantity(make_pod("p"), resource).format is fmt
 
 
 def test_pod_level_request_replaces_the_container_sum_from_1_34() -> None:
-    pod = make_pod("p", containers=[container("a", {"memory": "100Mi"})],
-                   pod_resources={"requests": {"memory": "300Mi"}})
+    pod = make_pod(
+        "p", containers=[container("a", {"memory": "100Mi"})], pod_resources={"requests": {"memory": "300Mi"}}
+    )
     assert get_resource_request_quantity(pod, "memory", profile("1.34")).int_value() == 300 * MI
     assert get_resource_request_quantity(pod, "memory", profile("1.33")).int_value() == 100 * MI
 
@@ -190,24 +199,28 @@ def _materialise(gens: tuple[Gen, ...]) -> tuple[list[Pod], dict[str, PodStats]]
     pods: list[Pod] = []
     stats: dict[str, PodStats] = {}
     for g in gens:
+
         def req(value: int | None) -> dict[str, str] | None:
             return None if value is None else {"memory": str(value), "ephemeral-storage": str(value)}
 
-        pods.append(make_pod(
-            g.name,
-            priority=g.priority,
-            containers=[container(f"c{i}", req(r)) for i, r in enumerate(g.requests)],
-            init_containers=[container("init", req(g.init_request))] if g.init_request is not None else [],
-            volumes=[{"name": "scratch", "emptyDir": {}}],
-        ))
+        pods.append(
+            make_pod(
+                g.name,
+                priority=g.priority,
+                containers=[container(f"c{i}", req(r)) for i, r in enumerate(g.requests)],
+                init_containers=[container("init", req(g.init_request))] if g.init_request is not None else [],
+                volumes=[{"name": "scratch", "emptyDir": {}}],
+            )
+        )
         if g.has_stats:
             containers = [
                 container_stats_json(f"c{i}", rootfs=g.rootfs[i], logs=g.logs[i], rootfs_inodes=g.inodes[i])
                 for i in range(len(g.requests))
             ]
             volumes: list[dict[str, Any]] = [] if g.volume is None else [{"name": "scratch", "usedBytes": g.volume}]
-            stats[g.name] = make_pod_stats(g.name, containers=containers, working_set=g.working_set,
-                                           volumes=volumes, process_count=g.processes)
+            stats[g.name] = make_pod_stats(
+                g.name, containers=containers, working_set=g.working_set, volumes=volumes, process_count=g.processes
+            )
     return pods, stats
 
 
@@ -244,8 +257,10 @@ def _pid_key(g: Gen) -> tuple[int, ...]:
 
 RANKINGS: dict[str, tuple[Callable[[list[Pod], dict[str, PodStats]], None], Callable[[Gen], tuple[int, ...]]]] = {
     "memory": (rank_memory_pressure(profile("1.32")), _memory_key),
-    "ephemeral-storage": (rank_disk_pressure_func(ALL_FS, "ephemeral-storage", profile("1.32")),
-                          _disk_key("ephemeral-storage")),
+    "ephemeral-storage": (
+        rank_disk_pressure_func(ALL_FS, "ephemeral-storage", profile("1.32")),
+        _disk_key("ephemeral-storage"),
+    ),
     "inodes": (rank_disk_pressure_func(ALL_FS, "inodes", profile("1.32")), _disk_key("inodes")),
     "pids": (rank_pid_pressure, _pid_key),
 }

@@ -44,38 +44,60 @@ def pods_and_stats(draw: Any) -> tuple[list[Pod], dict[str, PodStats]]:
         name = f"p{i}"
         request = draw(REQUESTS)
         resources = None if request is None else {"memory": request, "ephemeral-storage": request}
-        pods.append(make_pod(name, priority=draw(st.sampled_from([0, 0, 10])),
-                             containers=[container("c", resources)], volumes=[{"name": "v", "emptyDir": {}}]))
+        pods.append(
+            make_pod(
+                name,
+                priority=draw(st.sampled_from([0, 0, 10])),
+                containers=[container("c", resources)],
+                volumes=[{"name": "v", "emptyDir": {}}],
+            )
+        )
         if draw(st.integers(0, 4)):
             count = draw(COUNT)
             if wrap and count is not None and draw(st.booleans()):
                 count += 2**63  # process counts whose differences wrap: the chain itself decides
             stats[name] = make_pod_stats(
-                name, working_set=draw(USAGE), process_count=count,
-                containers=[container_stats_json("c", working_set=draw(USAGE), rootfs=draw(USAGE),
-                                                 logs=draw(USAGE), rootfs_inodes=draw(USAGE))],
-                volumes=[{"name": "v", "usedBytes": draw(USAGE), "inodesUsed": draw(USAGE)}])
+                name,
+                working_set=draw(USAGE),
+                process_count=count,
+                containers=[
+                    container_stats_json(
+                        "c", working_set=draw(USAGE), rootfs=draw(USAGE), logs=draw(USAGE), rootfs_inodes=draw(USAGE)
+                    )
+                ],
+                volumes=[{"name": "v", "usedBytes": draw(USAGE), "inodesUsed": draw(USAGE)}],
+            )
     return pods, stats
 
 
 def _chains(stats: dict[str, PodStats], version: int) -> dict[str, tuple[RankFunc, list[Any]]]:
     prof = PROFILES[version]
     return {
-        "memory": (rank_memory_pressure(prof), [exceed_memory_requests(stats, prof), priority,
-                                                   memory(stats, prof)]),
+        "memory": (rank_memory_pressure(prof), [exceed_memory_requests(stats, prof), priority, memory(stats, prof)]),
         "pid": (rank_pid_pressure, [priority, process(stats)]),
-        **{f"disk-{resource}": (rank_disk_pressure_func(ALL_FS, resource, prof),
-                                [exceed_disk_requests(stats, ALL_FS, resource, prof), priority,
-                                 disk_cmp(stats, ALL_FS, resource, prof)])
-           for resource in ("ephemeral-storage", "inodes")},
+        **{
+            f"disk-{resource}": (
+                rank_disk_pressure_func(ALL_FS, resource, prof),
+                [
+                    exceed_disk_requests(stats, ALL_FS, resource, prof),
+                    priority,
+                    disk_cmp(stats, ALL_FS, resource, prof),
+                ],
+            )
+            for resource in ("ephemeral-storage", "inodes")
+        },
     }
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(data=pods_and_stats(), which=st.sampled_from(["memory", "pid", "disk-ephemeral-storage", "disk-inodes"]),
-       version=st.integers(0, len(PROFILES) - 1))
-def test_a_rank_function_orders_exactly_as_its_comparator_chain(data: tuple[list[Pod], dict[str, PodStats]],
-                                                                which: str, version: int) -> None:
+@given(
+    data=pods_and_stats(),
+    which=st.sampled_from(["memory", "pid", "disk-ephemeral-storage", "disk-inodes"]),
+    version=st.integers(0, len(PROFILES) - 1),
+)
+def test_a_rank_function_orders_exactly_as_its_comparator_chain(
+    data: tuple[list[Pod], dict[str, PodStats]], which: str, version: int
+) -> None:
     pods, stats = data
     rank, cmps = _chains(stats, version)[which]
     expected = list(pods)

@@ -33,11 +33,16 @@ def _expected(raw: dict[str, Any]) -> dict[str, tuple[int, int, Format]]:
     pmem = (pods or {}).get("memory") or {}
     if pmem.get("availableBytes") is not None and pmem.get("workingSetBytes") is not None:
         out["allocatableMemory.available"] = (
-            pmem["availableBytes"], pmem["availableBytes"] + pmem["workingSetBytes"], Format.BINARY_SI,
+            pmem["availableBytes"],
+            pmem["availableBytes"] + pmem["workingSetBytes"],
+            Format.BINARY_SI,
         )
     runtime = node.get("runtime") or {}
-    for prefix, fs in (("nodefs", node.get("fs")), ("imagefs", runtime.get("imageFs")),
-                       ("containerfs", runtime.get("containerFs"))):
+    for prefix, fs in (
+        ("nodefs", node.get("fs")),
+        ("imagefs", runtime.get("imageFs")),
+        ("containerfs", runtime.get("containerFs")),
+    ):
         fs = fs or {}
         if fs.get("availableBytes") is not None and fs.get("capacityBytes") is not None:
             out[f"{prefix}.available"] = (fs["availableBytes"], fs["capacityBytes"], Format.BINARY_SI)
@@ -106,10 +111,13 @@ def test_missing_pieces_give_no_observation() -> None:
 
 
 def test_later_duplicate_pod_uid_wins_in_the_stats_lookup() -> None:
-    raw = {"node": {"nodeName": "n"}, "pods": [
-        {"podRef": {"name": "a", "namespace": "d", "uid": "u"}, "memory": {"workingSetBytes": 1}},
-        {"podRef": {"name": "a", "namespace": "d", "uid": "u"}, "memory": {"workingSetBytes": 2}},
-    ]}
+    raw = {
+        "node": {"nodeName": "n"},
+        "pods": [
+            {"podRef": {"name": "a", "namespace": "d", "uid": "u"}, "memory": {"workingSetBytes": 1}},
+            {"podRef": {"name": "a", "namespace": "d", "uid": "u"}, "memory": {"workingSetBytes": 2}},
+        ],
+    }
     _, stats = make_signal_observations(parse_summary(raw, source="t"))
     memory = stats["u"].memory
     assert memory is not None and memory.working_set_bytes == 2

@@ -150,8 +150,12 @@ def test_other_spellings_of_zero_and_hundred_percent_survive(text: str, fraction
 
 @pytest.mark.parametrize(
     ("text", "fraction"),
-    [("10%", 0.10000000149011612), ("5%", 0.05000000074505806), ("15%", 0.15000000596046448),
-     ("7.5%", 0.07500000298023224)],
+    [
+        ("10%", 0.10000000149011612),
+        ("5%", 0.05000000074505806),
+        ("15%", 0.15000000596046448),
+        ("7.5%", 0.07500000298023224),
+    ],
 )
 def test_percentages_are_float32_fractions(text: str, fraction: float) -> None:
     assert parse_percentage(text) == fraction
@@ -247,9 +251,7 @@ def test_containerfs_thresholds_copy_the_topologys_filesystem(image_fs: bool, sp
     got, errors = update_containerfs_thresholds(base, image_fs, split)
     assert errors == []
     assert got[:8] == base
-    by_signal = {t.signal: t for t in base if t.is_hard} | {
-        t.signal + "/soft": t for t in base if not t.is_hard
-    }
+    by_signal = {t.signal: t for t in base if t.is_hard} | {t.signal + "/soft": t for t in base if not t.is_hard}
     expect_from = [
         (CONTAINERFS_AVAILABLE, f"{source}.available"),
         (CONTAINERFS_AVAILABLE, f"{source}.available/soft"),
@@ -260,7 +262,11 @@ def test_containerfs_thresholds_copy_the_topologys_filesystem(image_fs: bool, sp
     for copy, (signal, key) in zip(got[8:], expect_from, strict=True):
         src = by_signal[key]
         assert (copy.signal, copy.operator, copy.value, copy.grace_period, copy.min_reclaim) == (
-            signal, src.operator, src.value, src.grace_period, src.min_reclaim,
+            signal,
+            src.operator,
+            src.value,
+            src.grace_period,
+            src.min_reclaim,
         )
 
 

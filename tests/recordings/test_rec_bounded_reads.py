@@ -47,8 +47,13 @@ def _peak_in_child(code: str, *args: str) -> tuple[subprocess.CompletedProcess[s
         """
     )
     res = subprocess.run(
-        [sys.executable, "-c", script, *args], env=child_env(), cwd=REPO, capture_output=True, text=True,
-        timeout=300, check=False,
+        [sys.executable, "-c", script, *args],
+        env=child_env(),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert res.returncode == 0, res.stderr
     return res, int(res.stdout.split()[-1]) * 1024

@@ -39,8 +39,13 @@ def test_info_into_a_closed_pipe_exits_quietly(tmp_path: Path) -> None:
     files = [str(SAMPLE / name) for name in ("summary.json", "pods.json", "node.json")]
     res = run_cli("import", *files, "-o", str(rec))
     assert res.returncode == 0, res.stderr
-    proc = subprocess.Popen([sys.executable, "-m", "recordings.cli", "info", str(rec), "--json"], cwd=REPO,
-                            env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "recordings.cli", "info", str(rec), "--json"],
+        cwd=REPO,
+        env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()
     err = proc.stderr.read()

@@ -162,9 +162,23 @@ def test_a_kubelet_that_refuses_the_client_certificate_names_it_in_the_gap(
     if server.ctx.maximum_version != ssl.TLSVersion.TLSv1_2:
         pytest.skip("under TLS 1.3 a kubelet's alert is lost in the connection reset")
     kc = _kubeconfig(server, d, _stranger_cert(d))
-    opts = RecordOptions(output=str(d / "rec"), kubeconfig=str(kc), context=None, nodes=None, interval=1.0,
-                         duration=None, kubelet_direct=True, keep_raw=False, append=False, concurrency=4, timeout=5.0,
-                         kubelet_port=None, kubelet_ca=None, status="none", watch=False)
+    opts = RecordOptions(
+        output=str(d / "rec"),
+        kubeconfig=str(kc),
+        context=None,
+        nodes=None,
+        interval=1.0,
+        duration=None,
+        kubelet_direct=True,
+        keep_raw=False,
+        append=False,
+        concurrency=4,
+        timeout=5.0,
+        kubelet_port=None,
+        kubelet_ca=None,
+        status="none",
+        watch=False,
+    )
     node = NodeTarget("node-a", "127.0.0.1", server.server_address[1])
 
     async def poll() -> str | None:

@@ -116,14 +116,29 @@ def test_append_to_a_v2_recording_upgrades_it_and_records_kernel_events_from_the
     unpack(DATA / "v2-import.evictlens.tar", tmp_path / "rec")
     pods = orjson.loads((SAMPLE / "pods.json").read_bytes())
     pod = next(p for p in pods["items"] if p["metadata"]["name"] == "alloc-sidecars")
-    pod["status"]["containerStatuses"] = [{"name": "el2", "restartCount": 2, "lastState": {"terminated": {
-        "exitCode": 137, "reason": "OOMKilled", "finishedAt": "2024-05-20T10:16:20Z"}}}]
+    pod["status"]["containerStatuses"] = [
+        {
+            "name": "el2",
+            "restartCount": 2,
+            "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled", "finishedAt": "2024-05-20T10:16:20Z"}},
+        }
+    ]
     (tmp_path / "pods.json").write_bytes(orjson.dumps(pods))
-    res = run_cli("import", f"{SAMPLE / 'summary.json'}@2024-05-20T10:16:30Z", str(tmp_path / "pods.json"),
-                  "-o", str(tmp_path / "rec"), "--append")
+    res = run_cli(
+        "import",
+        f"{SAMPLE / 'summary.json'}@2024-05-20T10:16:30Z",
+        str(tmp_path / "pods.json"),
+        "-o",
+        str(tmp_path / "rec"),
+        "--append",
+    )
     assert res.returncode == 0, res.stderr
     rec = open_recording(tmp_path / "rec")
     assert rec.manifest.schema_version == fmt.SCHEMA_VERSION and rec.manifest.finalized
     (kill,) = rec.kernel_events()
-    assert (kill["kind"], kill["name"], kill["container"], kill["exit_code"]) == ("OOMKilled", "alloc-sidecars",
-                                                                                 "el2", 137)
+    assert (kill["kind"], kill["name"], kill["container"], kill["exit_code"]) == (
+        "OOMKilled",
+        "alloc-sidecars",
+        "el2",
+        137,
+    )

@@ -119,7 +119,11 @@ def test_import_onto_a_full_disk_says_one_line_and_a_retry_imports(tmp_path: Pat
     assert res.stderr.count("\n") == 1 and "disk full while creating the recording" in res.stderr, res.stderr
     assert not out.exists()
     again = subprocess.run(
-        [sys.executable, "-m", "recordings.cli", *args], env=child_env(), cwd=REPO, capture_output=True, text=True,
+        [sys.executable, "-m", "recordings.cli", *args],
+        env=child_env(),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
         check=False,
     )
     assert again.returncode == 0, again.stderr
@@ -161,8 +165,23 @@ def test_record_onto_a_full_disk_says_one_line_and_a_retry_records(server: FakeS
     error: OSError [Errno 28]`` and leave journal/, parts/ and an empty manifest.json.tmp that
     made the retry fail ("directory is not empty")."""
     out = tmp_path / "rec"
-    args = ["record", "--status", "plain", "--kubeconfig", server.kubeconfig, "--context", "static", "-o", str(out),
-            "--interval", "1s", "--timeout", "2s", "--duration", "1s"]
+    args = [
+        "record",
+        "--status",
+        "plain",
+        "--kubeconfig",
+        server.kubeconfig,
+        "--context",
+        "static",
+        "-o",
+        str(out),
+        "--interval",
+        "1s",
+        "--timeout",
+        "2s",
+        "--duration",
+        "1s",
+    ]
     code = textwrap.dedent(
         """
         import errno, os, sys
@@ -178,16 +197,26 @@ def test_record_onto_a_full_disk_says_one_line_and_a_retry_records(server: FakeS
         """
     )
     res = subprocess.run(
-        [sys.executable, "-c", code, *args], env=child_env(), cwd=REPO, capture_output=True, text=True,
-        check=False, timeout=120,
+        [sys.executable, "-c", code, *args],
+        env=child_env(),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
     )
     assert res.returncode == 2, res.stderr
     assert res.stderr.count("\n") == 1, res.stderr
     assert "disk full while creating the recording (No space left on device)" in res.stderr
     assert "internal error" not in res.stderr and not out.exists()
     again = subprocess.run(
-        [sys.executable, "-m", "recordings.cli", *args], env=child_env(), cwd=REPO, capture_output=True, text=True,
-        check=False, timeout=120,
+        [sys.executable, "-m", "recordings.cli", *args],
+        env=child_env(),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
     )
     assert again.returncode == 0, again.stderr
     assert open_recording(out).manifest.finalized

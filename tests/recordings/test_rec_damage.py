@@ -174,8 +174,9 @@ def test_unknown_schema_version_is_one_line(tmp_path: Path) -> None:
     m["schema_version"] = 7
     (root / fmt.MANIFEST).write_text(json.dumps(m))
     err = _one_line_error(run_cli("info", str(root)))
-    assert ("manifest.json: schema_version: schema_version 7 is not supported; this evictlens reads versions "
-            "1, 2, 3") in err
+    assert (
+        "manifest.json: schema_version: schema_version 7 is not supported; this evictlens reads versions 1, 2, 3"
+    ) in err
 
 
 def test_a_recording_with_no_ticks_or_a_node_with_no_data_is_refused_for_replay(tmp_path: Path) -> None:

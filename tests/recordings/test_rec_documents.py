@@ -15,8 +15,9 @@ def test_the_port_reads_through_the_same_loader() -> None:
 
 def test_import_keeps_yaml_timestamps_as_strings(tmp_path: Path) -> None:
     pods = tmp_path / "pods.yaml"
-    pods.write_text("kind: PodList\nitems:\n- kind: Pod\n  metadata:\n    name: a\n"
-                    "    creationTimestamp: 2024-05-20T09:57:55Z\n")
+    pods.write_text(
+        "kind: PodList\nitems:\n- kind: Pod\n  metadata:\n    name: a\n    creationTimestamp: 2024-05-20T09:57:55Z\n"
+    )
     doc = load_file(str(pods))
     assert doc.kind == "pods"
     assert doc.body["items"][0]["metadata"]["creationTimestamp"] == "2024-05-20T09:57:55Z"

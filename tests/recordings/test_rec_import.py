@@ -132,9 +132,7 @@ def test_bad_inputs_give_one_line_naming_file_and_problem(tmp_path: Path) -> Non
     res = run_cli("info", str(tmp_path))
     assert res.returncode == 2 and "not a recording directory" in res.stderr
     res = run_cli("record", "-o", str(tmp_path / "r4"), "--interval", "ten")
-    assert res.returncode == 2 and res.stderr.strip() == (
-        'evictlens record: --interval: time: invalid duration "ten"'
-    )
+    assert res.returncode == 2 and res.stderr.strip() == ('evictlens record: --interval: time: invalid duration "ten"')
 
 
 def test_privacy_of_imported_pods(tmp_path: Path) -> None:

@@ -15,8 +15,7 @@ from recordings.reader import open_recording
 from replay.cli import main
 
 
-def test_info_counts_one_eviction_once_and_rejections_apart(tmp_path: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_info_counts_one_eviction_once_and_rejections_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rec = sidecar_recording(tmp_path / "rec")
     assert len(open_recording(rec).evictions()) == 2  # the Event and the pod status of one eviction
     assert main(["info", str(rec), "--json"]) == 0
@@ -31,9 +30,12 @@ def test_info_counts_an_admission_rejection_apart(tmp_path: Path) -> None:
     late = copy.deepcopy(pods()[0])
     late["metadata"].update(name="late", uid="late-uid")
     refused = "The node had condition: [MemoryPressure]. "
-    plan = Plan(ticks=[Tick(T0, {"kind-worker": summary_at(T0, 4 << 30)})],
-                objects=[Observation(T0 + timedelta(seconds=1), "pod", failed(late, refused)),
-                         Observation(T0 + timedelta(seconds=1), "event",
-                                     evicted_event(late, refused, T0 + timedelta(seconds=1)))])
+    plan = Plan(
+        ticks=[Tick(T0, {"kind-worker": summary_at(T0, 4 << 30)})],
+        objects=[
+            Observation(T0 + timedelta(seconds=1), "pod", failed(late, refused)),
+            Observation(T0 + timedelta(seconds=1), "event", evicted_event(late, refused, T0 + timedelta(seconds=1))),
+        ],
+    )
     counts = open_recording(write(tmp_path / "rec", plan)).eviction_counts()
     assert counts == {"evictions": 0, "admission_rejections": 1}

@@ -47,21 +47,43 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
     server.start()
     out = tmp_path_factory.mktemp("recorded") / "rec"
     try:
-        proc = start_record(["--kubeconfig", server.kubeconfig, "--context", "static", "-o", str(out),
-                             "--interval", "1s", "--timeout", "2s"])
+        proc = start_record(
+            [
+                "--kubeconfig",
+                server.kubeconfig,
+                "--context",
+                "static",
+                "-o",
+                str(out),
+                "--interval",
+                "1s",
+                "--timeout",
+                "2s",
+            ]
+        )
         try:
             wait_for(lambda: committed_ticks(out) >= 2, 60, "two ticks before the kills")
             killed = server.control("oom_kill", {"node": "node-000", "pod": 1})
             server.control("system_oom", {"node": "node-000", "victim": VICTIM, "pid": PID, "name": "node-000.oom"})
-            system_oom = server.control("system_oom", {"node": "node-000", "victim": VICTIM, "pid": PID,
-                                                       "name": "node-000.oom"})
+            system_oom = server.control(
+                "system_oom", {"node": "node-000", "victim": VICTIM, "pid": PID, "name": "node-000.oom"}
+            )
             server.control("node_ready", {"node": "node-001", "status": "False", "reason": "KubeletNotReady"})
-            wait_for(lambda: any(r["kind"] == "NodeReady" and r["status"] == "False" for r in _kernel_events(out)),
-                     60, "the recorder to see node-001 NotReady")
+            wait_for(
+                lambda: any(r["kind"] == "NodeReady" and r["status"] == "False" for r in _kernel_events(out)),
+                60,
+                "the recorder to see node-001 NotReady",
+            )
             server.control("node_ready", {"node": "node-001", "status": "True"})
-            wait_for(lambda: sum(r["kind"] == "NodeReady" and r["node"] == "node-001" for r in _kernel_events(out))
-                     >= 3 and sum(r["kills"] for r in _kernel_events(out) if r["kind"] == "SystemOOM") >= 2
-                     and any(r["kind"] == "OOMKilled" for r in _kernel_events(out)), 60, "every kill and flap")
+            wait_for(
+                lambda: (
+                    sum(r["kind"] == "NodeReady" and r["node"] == "node-001" for r in _kernel_events(out)) >= 3
+                    and sum(r["kills"] for r in _kernel_events(out) if r["kind"] == "SystemOOM") >= 2
+                    and any(r["kind"] == "OOMKilled" for r in _kernel_events(out))
+                ),
+                60,
+                "every kill and flap",
+            )
             after = committed_ticks(out)
             wait_for(lambda: committed_ticks(out) >= after + 2, 60, "two ticks after the kills")
             proc.send_signal(signal.SIGTERM)
@@ -86,22 +108,29 @@ def test_the_recording_keeps_the_oom_kill_the_system_oom_and_the_ready_flap_once
     (oom,) = [r for r in rows if r["kind"] == "OOMKilled"]  # later pod versions (restart counts) repeat it: once
     k = recorded.killed
     assert (oom["node"], oom["namespace"], oom["name"], oom["uid"], oom["container"]) == (
-        "node-000", k["namespace"], k["pod"], k["uid"], k["container"])
+        "node-000",
+        k["namespace"],
+        k["pod"],
+        k["uid"],
+        k["container"],
+    )
     assert (oom["exit_code"], oom["restart_count"], oom["source"]) == (137, k["restartCount"], "pod")
     assert oom["time"].strftime("%Y-%m-%dT%H:%M:%SZ") == k["finishedAt"]
     system = [r for r in rows if r["kind"] == "SystemOOM"]
     assert sum(r["kills"] for r in system) == 2 and {r["count"] for r in system} <= {1, 2}
-    assert all((r["node"], r["victim"], r["pid"], r["uid"]) == ("node-000", VICTIM, PID, recorded.system_oom["uid"])
-               for r in system)
+    assert all(
+        (r["node"], r["victim"], r["pid"], r["uid"]) == ("node-000", VICTIM, PID, recorded.system_oom["uid"])
+        for r in system
+    )
     assert system[-1]["message"] == recorded.system_oom["message"]
     ready = [(r["status"], r["reason"]) for r in rows if r["kind"] == "NodeReady" and r["node"] == "node-001"]
     assert ready == [("True", "KubeletReady"), ("False", "KubeletNotReady"), ("True", "KubeletReady")]
     assert rec.manifest.counts["kernel_events"] == rec.scan("kernel_events").collect().height
 
 
-def test_replay_prints_and_writes_the_kernel_kills_next_to_the_evictions(recorded: Recorded,
-                                                                         reference: ReplayResult,
-                                                                         tmp_path: Path) -> None:
+def test_replay_prints_and_writes_the_kernel_kills_next_to_the_evictions(
+    recorded: Recorded, reference: ReplayResult, tmp_path: Path
+) -> None:
     out = tmp_path / "out"
     res = run_evictlens("replay", str(recorded.path), "-o", str(out), "--jobs", "1", env={"COLUMNS": "250"})
     assert res.returncode == 0, res.stderr
@@ -113,11 +142,12 @@ def test_replay_prints_and_writes_the_kernel_kills_next_to_the_evictions(recorde
     doc = orjson.loads((out / "result.json").read_bytes())
     assert doc["schema_version"] == 4
     kinds = {(k["kind"], k["node"], k["pod"], k["container"], k["victim"]) for k in doc["kernel_kills"]}
-    assert kinds == {("OOMKilled", "node-000", recorded.killed["pod"], recorded.killed["container"], None),
-                     ("SystemOOM", "node-000", None, None, VICTIM)}
+    assert kinds == {
+        ("OOMKilled", "node-000", recorded.killed["pod"], recorded.killed["container"], None),
+        ("SystemOOM", "node-000", None, None, VICTIM),
+    }
     assert sum(k["count"] for k in doc["kernel_kills"]) == 3
-    assert [(r["node"], r["status"]) for r in doc["ready_transitions"]] == [("node-001", "False"),
-                                                                            ("node-001", "True")]
+    assert [(r["node"], r["status"]) for r in doc["ready_transitions"]] == [("node-001", "False"), ("node-001", "True")]
     node0 = next(n for n in doc["nodes"] if n["node"] == "node-000")
     assert node0["too_fast"] and sum(t["kills"] for t in node0["too_fast"]) == 2  # the SystemOOMs, not the limit
     loaded = results_io.load(out)

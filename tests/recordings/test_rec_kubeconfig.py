@@ -21,9 +21,21 @@ from recordings.recorder.options import RecordOptions
 
 def _opts(kubeconfig: str | None = None, context: str | None = None) -> RecordOptions:
     return RecordOptions(
-        output="rec", kubeconfig=kubeconfig, context=context, nodes=None, interval=1.0, duration=None,
-        kubelet_direct=False, keep_raw=False, append=False, concurrency=8, timeout=5.0, kubelet_port=None,
-        kubelet_ca=None, status="none", watch=False,
+        output="rec",
+        kubeconfig=kubeconfig,
+        context=context,
+        nodes=None,
+        interval=1.0,
+        duration=None,
+        kubelet_direct=False,
+        keep_raw=False,
+        append=False,
+        concurrency=8,
+        timeout=5.0,
+        kubelet_port=None,
+        kubelet_ca=None,
+        status="none",
+        watch=False,
     )
 
 
@@ -47,8 +59,13 @@ def _kc(
 
 
 def _one(path: Path, server: str, token: str) -> Path:
-    return _kc(path, current="main", clusters={"c": {"server": server}}, users={"u": {"token": token}},
-               contexts={"main": ("c", "u")})
+    return _kc(
+        path,
+        current="main",
+        clusters={"c": {"server": server}},
+        users={"u": {"token": token}},
+        contexts={"main": ("c", "u")},
+    )
 
 
 @pytest.fixture
@@ -131,8 +148,12 @@ def test_merged_kubeconfig_env_first_file_to_set_a_value_wins(world: Path, monke
         contexts={"prod": ("c", "u"), "dev": ("c", "v")},
     )
     # c: a later "prod" context pointing elsewhere is ignored.
-    c = _kc(world / "c" / "config", clusters={"other": {"server": "https://other"}}, users={"w": {"token": "w"}},
-            contexts={"prod": ("other", "w")})
+    c = _kc(
+        world / "c" / "config",
+        clusters={"other": {"server": "https://other"}},
+        users={"w": {"token": "w"}},
+        contexts={"prod": ("other", "w")},
+    )
     monkeypatch.setenv("KUBECONFIG", os.pathsep.join(str(p) for p in (a, b, c)))
     loaded = load_config(_opts())
     assert loaded.single.context_name == "prod"
@@ -146,8 +167,10 @@ def test_merged_kubeconfig_env_first_file_to_set_a_value_wins(world: Path, monke
 
 def test_merge_takes_each_named_entry_whole_from_the_first_file() -> None:
     first = {"current-context": "", "users": [{"name": "u", "user": {"token": "1"}}]}
-    second = {"current-context": "x", "users": [{"name": "u", "user": {"token": "2", "username": "n"}},
-                                                 {"name": "z", "user": {"token": "z"}}]}
+    second = {
+        "current-context": "x",
+        "users": [{"name": "u", "user": {"token": "2", "username": "n"}}, {"name": "z", "user": {"token": "z"}}],
+    }
     merged = merge_kubeconfigs([(Path("/one/config"), first), (Path("/two/config"), second)])
     assert merged["current-context"] == "x"  # an empty value sets nothing
     assert merged["users"] == [{"name": "u", "user": {"token": "1"}}, {"name": "z", "user": {"token": "z"}}]
@@ -203,8 +226,7 @@ def test_record_refuses_go_less_durations_in_one_line(tmp_path: Path) -> None:
     res = run_record(["-o", str(tmp_path / "rec"), "--interval", "1d"], timeout=60)
     assert res.returncode == 2
     assert res.stderr == (
-        'evictlens record: --interval: time: unknown unit "d" in duration "1d"; Go durations have no days: '
-        "write 24h\n"
+        'evictlens record: --interval: time: unknown unit "d" in duration "1d"; Go durations have no days: write 24h\n'
     )
     assert not (tmp_path / "rec").exists()
 
@@ -215,12 +237,18 @@ def test_recorder_uses_a_merged_kubeconfig_env_against_the_real_server(server: F
     base = yaml.safe_load(Path(server.kubeconfig).read_text())
     fake = next(c["cluster"] for c in base["clusters"] if c["name"] == "fake")
     one = _kc(tmp_path / "one" / "config", current="merged", users={"me": {"token": server.ready["token"]}})
-    two = _kc(tmp_path / "two" / "config", current="elsewhere", clusters={"fake": fake},
-              users={"me": {"token": "not-a-valid-token"}}, contexts={"merged": ("fake", "me")})
+    two = _kc(
+        tmp_path / "two" / "config",
+        current="elsewhere",
+        clusters={"fake": fake},
+        users={"me": {"token": "not-a-valid-token"}},
+        contexts={"merged": ("fake", "me")},
+    )
     env = {"KUBECONFIG": f"{one}{os.pathsep}{two}", "HOME": str(tmp_path / "home")}
     out = tmp_path / "rec"
-    res = run_record(["-o", str(out), "--interval", "1s", "--timeout", "2s", "--duration", "1.5s"],
-                     env={**child_env(), **env})
+    res = run_record(
+        ["-o", str(out), "--interval", "1s", "--timeout", "2s", "--duration", "1.5s"], env={**child_env(), **env}
+    )
     assert res.returncode == 0, res.stderr
     rec = open_recording(out)
     assert rec.nodes() == ["node-000", "node-001", "node-002"] and all(t.ok for t in rec.ticks())

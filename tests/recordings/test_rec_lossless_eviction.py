@@ -30,8 +30,10 @@ CAPTURES = [
     (REALDATA / "nri-kubernetes-1_28" / "summary", REALDATA / "nri-kubernetes-1_28" / "pods"),
     (REALDATA / "nri-kubernetes-1_35" / "summary", REALDATA / "nri-kubernetes-1_35" / "pods"),
     (REALDATA / "datadog-integrations-core" / "stats_summary.json", None),
-    (REALDATA / "datadog-integrations-core" / "stats_summary_windows.json",
-     REALDATA / "datadog-integrations-core" / "pods_windows.json"),
+    (
+        REALDATA / "datadog-integrations-core" / "stats_summary_windows.json",
+        REALDATA / "datadog-integrations-core" / "pods_windows.json",
+    ),
     (REALDATA / "elastic-beats" / "stats_summary.json", None),
     (REALDATA / "elastic-beats" / "stats_summary_multiple_containers.json", None),
 ]
@@ -46,10 +48,17 @@ def _load(path: Path) -> Any:
 
 
 def _pods_from_summary(raw: dict[str, Any], node: str) -> dict[str, Any]:
-    items = [{"metadata": {"name": p["podRef"]["name"], "namespace": p["podRef"].get("namespace", ""),
-                           "uid": p["podRef"]["uid"]},
-              "spec": {"nodeName": node, "containers": [{"name": c["name"]} for c in p.get("containers") or []]}}
-             for p in raw.get("pods") or []]
+    items = [
+        {
+            "metadata": {
+                "name": p["podRef"]["name"],
+                "namespace": p["podRef"].get("namespace", ""),
+                "uid": p["podRef"]["uid"],
+            },
+            "spec": {"nodeName": node, "containers": [{"name": c["name"]} for c in p.get("containers") or []]},
+        }
+        for p in raw.get("pods") or []
+    ]
     return {"kind": "PodList", "items": items}
 
 
@@ -69,7 +78,8 @@ def _everything(summary: Summary, pods: list[Pod], version: str) -> dict[str, An
     for pod in pods:
         for resource in ("memory", "ephemeral-storage", "inodes", "pids"):
             out[f"message/{pod.uid}/{resource}"] = eviction_message(
-                resource, pod, stats.get(pod.uid), thresholds, observations, prof)
+                resource, pod, stats.get(pod.uid), thresholds, observations, prof
+            )
     return out
 
 

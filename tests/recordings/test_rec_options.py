@@ -35,12 +35,21 @@ def test_record_durations_use_go_s_grammar() -> None:
 @pytest.mark.parametrize(
     ("flag", "value", "line"),
     [
-        ("--interval", "1d",
-         '--interval: time: unknown unit "d" in duration "1d"; Go durations have no days: write 24h'),
-        ("--duration", "2d",
-         '--duration: time: unknown unit "d" in duration "2d"; Go durations have no days: write 48h'),
-        ("--timeout", "5",
-         '--timeout: time: missing unit in duration "5"; add a unit, e.g. 5s (units: ns, us, ms, s, m, h)'),
+        (
+            "--interval",
+            "1d",
+            '--interval: time: unknown unit "d" in duration "1d"; Go durations have no days: write 24h',
+        ),
+        (
+            "--duration",
+            "2d",
+            '--duration: time: unknown unit "d" in duration "2d"; Go durations have no days: write 48h',
+        ),
+        (
+            "--timeout",
+            "5",
+            '--timeout: time: missing unit in duration "5"; add a unit, e.g. 5s (units: ns, us, ms, s, m, h)',
+        ),
         ("--interval", "0s", "--interval: expected a positive duration, got '0s'"),
     ],
 )

@@ -43,8 +43,9 @@ def _frames(ticks: range, nodes: list[str]) -> dict[str, pl.DataFrame]:
 
 def test_published_frames_read_back_as_the_summaries_they_hold(tmp_path: Path) -> None:
     w = RecordingWriter(tmp_path / "rec", Manifest(source="bench"))
-    w.observe("pod", {"metadata": {"name": "p", "namespace": "d", "uid": "u"}, "spec": {"nodeName": "n1"}},
-              observed=T0 - 1)
+    w.observe(
+        "pod", {"metadata": {"name": "p", "namespace": "d", "uid": "u"}, "spec": {"nodeName": "n1"}}, observed=T0 - 1
+    )
     w.publish_part(_frames(range(0, 3), ["n1", "n2"]))
     w.publish_part(_frames(range(3, 5), ["n1", "n2"]))
     assert w.next_tick == 5

@@ -37,8 +37,11 @@ from replay.results import ReplayResult
 
 P = 1.0
 POLL_PHASE = 0.45
-TIMINGS: dict[str, dict[str, float]] = {"node-000": {"delta": 0.1}, "node-001": {"delta": 0.9},
-                                         "node-002": {"delta": 0.6}}
+TIMINGS: dict[str, dict[str, float]] = {
+    "node-000": {"delta": 0.1},
+    "node-001": {"delta": 0.9},
+    "node-002": {"delta": 0.6},
+}
 LATENCY = {"node-002": 0.3}
 THRESHOLD = "memory.available<1Gi"  # what the fake kubelets' /configz says
 HIGHER = "memory.available<1224Mi"  # two growth steps (2 × 100Mi) higher
@@ -53,19 +56,40 @@ class Recorded:
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
-    server = FakeServer(tmp_path_factory.mktemp("apiserver"), nodes=3, pods=3, kubelet_ports=False,
-                        extra=["--pressure", "--sample-period", str(P)])
+    server = FakeServer(
+        tmp_path_factory.mktemp("apiserver"),
+        nodes=3,
+        pods=3,
+        kubelet_ports=False,
+        extra=["--pressure", "--sample-period", str(P)],
+    )
     server.start()
     out = tmp_path_factory.mktemp("recorded") / "rec"
     try:
         server.faults(list_phase=POLL_PHASE, latency_nodes=LATENCY)
-        proc = start_record(["--kubeconfig", server.kubeconfig, "--context", "static", "-o", str(out),
-                             "--interval", f"{P:g}s", "--timeout", "2s", "--keep-raw"])
+        proc = start_record(
+            [
+                "--kubeconfig",
+                server.kubeconfig,
+                "--context",
+                "static",
+                "-o",
+                str(out),
+                "--interval",
+                f"{P:g}s",
+                "--timeout",
+                "2s",
+                "--keep-raw",
+            ]
+        )
         try:
             wait_for(lambda: committed_ticks(out) >= 2, 60, "two ticks before the pressure")
             server.control("pressure", {"nodes": TIMINGS})
-            wait_for(lambda: len(server.control("pressure")["evictions"]) >= len(TIMINGS), 60,
-                     "an eviction by every fake kubelet")
+            wait_for(
+                lambda: len(server.control("pressure")["evictions"]) >= len(TIMINGS),
+                60,
+                "an eviction by every fake kubelet",
+            )
             after = committed_ticks(out)
             wait_for(lambda: committed_ticks(out) >= after + 2, 60, "two ticks after the evictions")
             proc.send_signal(signal.SIGTERM)
@@ -96,13 +120,19 @@ def test_each_node_exercised_its_timing(recorded: Recorded) -> None:
     objects = rec.scan_objects().collect()
     for node, ev in recorded.evictions.items():
         sample = _stamp(ev["sample_time"])
-        rows = [r for r in raw.filter(pl.col("node") == node).iter_rows(named=True)
-                if orjson.loads(r["body"])["node"]["memory"]["time"] == sample]
+        rows = [
+            r
+            for r in raw.filter(pl.col("node") == node).iter_rows(named=True)
+            if orjson.loads(r["body"])["node"]["memory"]["time"] == sample
+        ]
         assert len(rows) == 1, f"{node}: the sample the kubelet acted on ({sample}) was fetched {len(rows)} times"
         arrived = rows[0]["observed"].timestamp()
         tick_start = max(t.time for t in rec.ticks(node) if t.time.timestamp() <= arrived).timestamp()
-        failed = min(r["observed"].timestamp() for r in objects.filter(pl.col("uid") == ev["uid"]).iter_rows(named=True)
-                     if orjson.loads(r["body"])["status"].get("phase") == "Failed")
+        failed = min(
+            r["observed"].timestamp()
+            for r in objects.filter(pl.col("uid") == ev["uid"]).iter_rows(named=True)
+            if orjson.loads(r["body"])["status"].get("phase") == "Failed"
+        )
         decided = ev["decided"]
         later = [summary for _tick, summary in rec.summaries(node) if summary["node"]["memory"]["time"] > sample]
         assert later and all(ev["uid"] not in {p["podRef"]["uid"] for p in s["pods"]} for s in later), node
@@ -163,8 +193,9 @@ def test_explain_at_first_eviction_prints_the_replay_s_message(recorded: Recorde
     assert res.returncode == 0, res.stderr
     (first,) = orjson.loads(res.stdout)["result"]["evictions"]
     assert first["message"] == recorded.evictions[node]["message"]
-    text = run_evictlens("explain", str(recorded.path), "--node", node, "--at", "first-eviction",
-                         env={"COLUMNS": "2000"})
+    text = run_evictlens(
+        "explain", str(recorded.path), "--node", node, "--at", "first-eviction", env={"COLUMNS": "2000"}
+    )
     assert text.returncode == 0, text.stderr
     assert recorded.evictions[node]["message"].strip() in text.stdout
 
@@ -208,8 +239,9 @@ def test_whatif_a_lower_threshold_reports_the_horizon_and_holds_the_really_evict
     assert text.returncode == 0, text.stderr
     assert "as recorded until" in text.stdout
     assert all(f"#1 {node}: as recorded until" in text.stdout for node in TIMINGS)
-    out = run_evictlens("replay", str(recorded.path), "--eviction-hard", lower, "--counterfactual",
-                        env={"COLUMNS": "250"})
+    out = run_evictlens(
+        "replay", str(recorded.path), "--eviction-hard", lower, "--counterfactual", env={"COLUMNS": "250"}
+    )
     assert out.returncode == 0, out.stderr
     assert "held (modelled)" in out.stdout and "as recorded until" in out.stdout
 
@@ -231,8 +263,9 @@ def test_the_columnar_path_routes_held_nodes_to_the_reference_and_agrees_with_it
     from replay.settings import SettingsRequest
 
     rec = open_recording(recorded.path)
-    low = SettingsRequest(label="low", overrides=FlagOverrides(eviction_hard=("memory.available<924Mi",)),
-                          counterfactual=True)
+    low = SettingsRequest(
+        label="low", overrides=FlagOverrides(eviction_hard=("memory.available<924Mi",)), counterfactual=True
+    )
     (fast,) = replay(rec, [low], jobs=1)
     (ref,) = replay(rec, [low], reference=True)
     assert fast.nodes == ref.nodes and fast.evictions == ref.evictions
@@ -241,8 +274,14 @@ def test_the_columnar_path_routes_held_nodes_to_the_reference_and_agrees_with_it
     assert len(held) == len(TIMINGS) and all("per-tick reference" in n for n in held)
     # the held pod is charged back: after its real eviction the node's memory.available stays where it was
     for node, ev in recorded.evictions.items():
-        after = fast.signals.collect().filter((pl.col("node") == node) & (pl.col("signal") == "memory.available")
-                                              & (pl.col("time") > datetime.fromtimestamp(ev["sample_time"], UTC)))
-        at = fast.signals.collect().filter((pl.col("node") == node) & (pl.col("signal") == "memory.available")
-                                           & (pl.col("time") == datetime.fromtimestamp(ev["sample_time"], UTC)))
+        after = fast.signals.collect().filter(
+            (pl.col("node") == node)
+            & (pl.col("signal") == "memory.available")
+            & (pl.col("time") > datetime.fromtimestamp(ev["sample_time"], UTC))
+        )
+        at = fast.signals.collect().filter(
+            (pl.col("node") == node)
+            & (pl.col("signal") == "memory.available")
+            & (pl.col("time") == datetime.fromtimestamp(ev["sample_time"], UTC))
+        )
         assert after.height and set(after["available"].to_list()) <= set(at["available"].to_list()), node

@@ -24,13 +24,15 @@ def _bench() -> Any:
 
 
 @pytest.mark.parametrize("compact", [False, True])
-def test_a_tick_range_scans_only_its_parts_and_finds_every_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                              compact: bool) -> None:
+def test_a_tick_range_scans_only_its_parts_and_finds_every_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compact: bool
+) -> None:
     root = tmp_path / "rec"
     _bench().generate(root, nodes=2, pods=3, ticks=40, interval=10, part_ticks=10, every=5, compact=compact)
     rec = open_recording(root)
     for table in SERIES:
         for lo, hi in ((0, 0), (3, 17), (10, 19), (35, 60), (100, 200)):
+
             def rows(frame: pl.LazyFrame, lo: int = lo, hi: int = hi) -> pl.DataFrame:
                 return frame.filter(pl.col("tick").is_between(lo, hi)).collect().sort(pl.all())
 

@@ -45,8 +45,10 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 
 def test_an_ephemeral_container_can_be_given_usage(tmp_path: Path) -> None:
-    text = BASE.replace("containers: [{name: app}]",
-                        "containers: [{name: app}]\n        ephemeralContainers: [{name: debugger, image: busybox}]")
+    text = BASE.replace(
+        "containers: [{name: app}]",
+        "containers: [{name: app}]\n        ephemeralContainers: [{name: debugger, image: busybox}]",
+    )
     text += "      debugger: {memory: 64Mi, processes: 2}\n"
     tick = list(ScenarioRun(load_scenario(_write(tmp_path, text))).ticks())[1]
     (pod,) = tick.summaries["n1"]["pods"]
@@ -56,16 +58,22 @@ def test_an_ephemeral_container_can_be_given_usage(tmp_path: Path) -> None:
 
 
 def test_usage_for_a_container_the_pod_lacks_still_names_the_ephemeral_ones(tmp_path: Path) -> None:
-    text = BASE.replace("containers: [{name: app}]",
-                        "containers: [{name: app}]\n        ephemeralContainers: [{name: debugger}]")
+    text = BASE.replace(
+        "containers: [{name: app}]", "containers: [{name: app}]\n        ephemeralContainers: [{name: debugger}]"
+    )
     text += "      nope: {memory: 1Mi}\n"
     with pytest.raises(ScenarioError, match=r"no container 'nope' in pod p \(containers: app, debugger\)"):
         load_scenario(_write(tmp_path, text))
 
 
-@pytest.mark.parametrize("flag", ["--kubelet-arg=eviction-hard=memory.available<1Gi",
-                                  "--kubelet-arg=--eviction-hard=memory.available<1Gi@agent:*",
-                                  "kubelet-arg=eviction-hard=memory.available<1Gi@server:0"])
+@pytest.mark.parametrize(
+    "flag",
+    [
+        "--kubelet-arg=eviction-hard=memory.available<1Gi",
+        "--kubelet-arg=--eviction-hard=memory.available<1Gi@agent:*",
+        "kubelet-arg=eviction-hard=memory.available<1Gi@server:0",
+    ],
+)
 def test_the_literal_k3d_flag_form_is_accepted(tmp_path: Path, flag: str) -> None:
     text = BASE.replace("  config:\n    evictionHard: {memory.available: 500Mi}", f"  flags: ['{flag}']")
     config = load_scenario(_write(tmp_path, text)).nodes[0].kubelet.configz()["kubeletconfig"]
@@ -73,8 +81,11 @@ def test_the_literal_k3d_flag_form_is_accepted(tmp_path: Path, flag: str) -> Non
 
 
 def test_eviction_flags_replace_the_scenarios_fields_in_every_node(tmp_path: Path) -> None:
-    flags = ["--eviction-hard=memory.available<1Gi", "--eviction-soft=memory.available<1.5Gi",
-             "--eviction-soft-grace-period=memory.available=30s"]
+    flags = [
+        "--eviction-hard=memory.available<1Gi",
+        "--eviction-soft=memory.available<1.5Gi",
+        "--eviction-soft-grace-period=memory.available=30s",
+    ]
     node = load_scenario(_write(tmp_path, BASE), kubelet_flags=flags).nodes[0]
     config = node.kubelet.configz()["kubeletconfig"]
     assert config["evictionHard"] == {"memory.available": "1Gi"}
@@ -82,8 +93,7 @@ def test_eviction_flags_replace_the_scenarios_fields_in_every_node(tmp_path: Pat
     assert config["evictionSoftGracePeriod"] == {"memory.available": "30s"}
     assert node.allocatable["memory"] == f"{(4 * GI - GI) // 1024}Ki"  # allocatable follows the new threshold
     k3d = load_bundled("k3d-operator-pod", kubelet_flags=["--eviction-hard=memory.available<500Mi"])
-    assert all(n.kubelet.configz()["kubeletconfig"]["evictionHard"] == {"memory.available": "500Mi"}
-               for n in k3d.nodes)
+    assert all(n.kubelet.configz()["kubeletconfig"]["evictionHard"] == {"memory.available": "500Mi"} for n in k3d.nodes)
 
 
 def test_a_bad_override_is_one_line_naming_the_flag(tmp_path: Path) -> None:
@@ -92,11 +102,24 @@ def test_a_bad_override_is_one_line_naming_the_flag(tmp_path: Path) -> None:
     assert str(info.value).startswith("--eviction-hard") and "\n" not in str(info.value)
 
 
-def test_the_scenario_command_takes_eviction_flags_and_records_them(tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_scenario_command_takes_eviction_flags_and_records_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "rec"
-    assert main(["scenario", str(_write(tmp_path, BASE)), "-o", str(out), "--eviction-hard",
-                 "memory.available<3500Mi", "--json"]) == 0
+    assert (
+        main(
+            [
+                "scenario",
+                str(_write(tmp_path, BASE)),
+                "-o",
+                str(out),
+                "--eviction-hard",
+                "memory.available<3500Mi",
+                "--json",
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     assert doc["evictions"] and doc["evictions"][0]["pod"] == "p"
     assert "Threshold quantity: 3500Mi" in doc["evictions"][0]["message"]

@@ -153,11 +153,19 @@ def test_eviction_settings_are_checked_where_they_are_written(tmp_path: Path) ->
     assert (err.line, err.field) == (8, "kubelet.config.evictionHard.memory.availble")
     err = _error(tmp_path, BASE.replace("memory.available: 500Mi", "memory.available: 5OOMi"))
     assert err.field == "kubelet.config.evictionHard.memory.available"
-    err = _error(tmp_path, BASE.replace("    evictionHard", "    mergeDefaultEvictionSettings: true\n    evictionHard")
-                 .replace("v1.32.0", "v1.30.0"))
+    err = _error(
+        tmp_path,
+        BASE.replace("    evictionHard", "    mergeDefaultEvictionSettings: true\n    evictionHard").replace(
+            "v1.32.0", "v1.30.0"
+        ),
+    )
     assert "added in 1.33" in err.problem
-    err = _error(tmp_path, BASE.replace("  config:\n    evictionHard: {memory.available: 500Mi}",
-                                        "  flags: [--eviction-hardd=memory.available<1Gi]"))
+    err = _error(
+        tmp_path,
+        BASE.replace(
+            "  config:\n    evictionHard: {memory.available: 500Mi}", "  flags: [--eviction-hardd=memory.available<1Gi]"
+        ),
+    )
     assert err.field == "kubelet.flags[0]" and "--eviction-hard" in err.problem
     err = _error(tmp_path, BASE.replace("v1.32.0", "v2.0.0"))
     assert err.field == "kubelet.version"
@@ -178,9 +186,11 @@ def test_default_eviction_hard_matches_the_replay_port(minor: int) -> None:
 
 
 def test_kubelet_flags_become_the_configz_a_kubelet_would_report(tmp_path: Path) -> None:
-    text = BASE.replace("  config:\n    evictionHard: {memory.available: 500Mi}",
-                        "  flags: [eviction-hard=memory.available<1Gi, --kube-reserved=memory=256Mi,"
-                        " --eviction-pressure-transition-period=1m]")
+    text = BASE.replace(
+        "  config:\n    evictionHard: {memory.available: 500Mi}",
+        "  flags: [eviction-hard=memory.available<1Gi, --kube-reserved=memory=256Mi,"
+        " --eviction-pressure-transition-period=1m]",
+    )
     node = load_scenario(_write(tmp_path, text)).nodes[0]
     config = node.kubelet.configz()["kubeletconfig"]
     assert config["evictionHard"] == {"memory.available": "1Gi"}  # the flag replaces the defaults wholesale
@@ -233,15 +243,18 @@ def test_generated_summaries_round_trip_through_the_recording_codec(tmp_path: Pa
             for node, summary in tick.summaries.items():
                 tables = {t.name: empty_columns(t) for t in SERIES}
                 encode(summary, tick=0, node=node, scraped=0, into=tables)
-                rows = [[dict(zip(cols, vals, strict=True)) for vals in zip(*cols.values(), strict=True)]
-                        for cols in tables.values()]
+                rows = [
+                    [dict(zip(cols, vals, strict=True)) for vals in zip(*cols.values(), strict=True)]
+                    for cols in tables.values()
+                ]
                 assert decode(rows[0][0], *rows[1:]) == project(summary)
 
 
 def test_a_dedicated_imagefs_holds_images_and_writable_layers_and_a_split_one_only_images(tmp_path: Path) -> None:
-    dedicated = BASE.replace("capacity: {memory: 4Gi, ephemeral-storage: 50Gi}",
-                             "capacity: {memory: 4Gi, ephemeral-storage: 50Gi}\n"
-                             "    filesystems: {imagefs: {capacity: 100Gi}}")
+    dedicated = BASE.replace(
+        "capacity: {memory: 4Gi, ephemeral-storage: 50Gi}",
+        "capacity: {memory: 4Gi, ephemeral-storage: 50Gi}\n    filesystems: {imagefs: {capacity: 100Gi}}",
+    )
     dedicated = dedicated.replace("logs: 10Mi", "logs: 10Mi, rootfs: 1Gi")
     node = _ticks(load_scenario(_write(tmp_path, dedicated)))[1].summaries["n1"]["node"]
     assert node["runtime"]["imageFs"]["usedBytes"] == 2 * GI + GI
@@ -255,10 +268,15 @@ def test_a_dedicated_imagefs_holds_images_and_writable_layers_and_a_split_one_on
 
 
 def test_a_pod_starts_at_its_time_and_init_containers_run_before_the_app(tmp_path: Path) -> None:
-    text = BASE.replace("  - pod:\n", "  - start: 20s\n    pod:\n").replace(
-        "containers: [{name: app}, {name: side}]",
-        "initContainers: [{name: init}, {name: sc, restartPolicy: Always}]\n        "
-        "containers: [{name: app}, {name: side}]").replace("    usage:\n", "    usage:\n      init: {runFor: 20s}\n")
+    text = (
+        BASE.replace("  - pod:\n", "  - start: 20s\n    pod:\n")
+        .replace(
+            "containers: [{name: app}, {name: side}]",
+            "initContainers: [{name: init}, {name: sc, restartPolicy: Always}]\n        "
+            "containers: [{name: app}, {name: side}]",
+        )
+        .replace("    usage:\n", "    usage:\n      init: {runFor: 20s}\n")
+    )
     ticks = _ticks(load_scenario(_write(tmp_path, text)))
     assert ticks[1].summaries["n1"]["pods"] == []
     running = [[c["name"] for c in t.summaries["n1"]["pods"][0]["containers"]] for t in ticks[2:6]]
@@ -271,9 +289,11 @@ def test_a_pod_starts_at_its_time_and_init_containers_run_before_the_app(tmp_pat
 
 
 def test_memory_medium_empty_dir_counts_as_memory_not_disk(tmp_path: Path) -> None:
-    text = BASE.replace("containers: [{name: app}, {name: side}]",
-                        "containers: [{name: app}, {name: side}]\n        "
-                        "volumes: [{name: shm, emptyDir: {medium: Memory}}, {name: scratch, emptyDir: {}}]")
+    text = BASE.replace(
+        "containers: [{name: app}, {name: side}]",
+        "containers: [{name: app}, {name: side}]\n        "
+        "volumes: [{name: shm, emptyDir: {medium: Memory}}, {name: scratch, emptyDir: {}}]",
+    )
     text += "    volumes:\n      shm: {used: 64Mi}\n      scratch: {used: 1Gi}\n"
     pod = _ticks(load_scenario(_write(tmp_path, text)))[0].summaries["n1"]["pods"][0]
     assert pod["memory"]["workingSetBytes"] == 64 * MI
@@ -299,9 +319,11 @@ def test_an_evicted_pod_stops_using_anything_and_turns_failed(tmp_path: Path) ->
 
 
 def test_a_controller_owned_pod_asked_to_be_recreated_comes_back_with_a_new_name(tmp_path: Path) -> None:
-    text = BASE.replace("metadata: {name: p, namespace: default}",
-                        "metadata: {name: web-6d4cf56db6-abcde, namespace: default, ownerReferences: "
-                        "[{kind: ReplicaSet, name: web-6d4cf56db6, controller: true}]}")
+    text = BASE.replace(
+        "metadata: {name: p, namespace: default}",
+        "metadata: {name: web-6d4cf56db6-abcde, namespace: default, ownerReferences: "
+        "[{kind: ReplicaSet, name: web-6d4cf56db6, controller: true}]}",
+    )
     text += "    recreate: {after: 30s}\n"
     run = ScenarioRun(load_scenario(_write(tmp_path, text)))
     ticks = run.ticks()
@@ -331,8 +353,17 @@ def test_node_conditions_change_the_node_object(tmp_path: Path) -> None:
 
 def test_every_bundled_scenario_loads_and_the_issue_s_ones_are_there() -> None:
     names = bundled_names()
-    for required in ("sidecar-stress", "k3d-operator-pod", "overcommit", "init-container-memory", "qos-contest",
-                     "disk-pressure", "pid-pressure", "soft-grace", "local-storage-limits"):
+    for required in (
+        "sidecar-stress",
+        "k3d-operator-pod",
+        "overcommit",
+        "init-container-memory",
+        "qos-contest",
+        "disk-pressure",
+        "pid-pressure",
+        "soft-grace",
+        "local-storage-limits",
+    ):
         assert required in names
     for name in names:
         sc = load_bundled(name)
@@ -342,11 +373,21 @@ def test_every_bundled_scenario_loads_and_the_issue_s_ones_are_there() -> None:
 def test_pods_can_come_from_kubectl_get_pods_json(tmp_path: Path) -> None:
     import json
 
-    (tmp_path / "pods.json").write_text(json.dumps({"kind": "PodList", "items": [
-        {"metadata": {"name": "a", "namespace": "x", "uid": "u-a"}, "spec": {"containers": [{"name": "c"}]},
-         "status": {"phase": "Pending", "qosClass": "BestEffort"}},
-        {"metadata": {"name": "b", "namespace": "x"}, "spec": {"containers": [{"name": "c"}]}},
-    ]}))
+    (tmp_path / "pods.json").write_text(
+        json.dumps(
+            {
+                "kind": "PodList",
+                "items": [
+                    {
+                        "metadata": {"name": "a", "namespace": "x", "uid": "u-a"},
+                        "spec": {"containers": [{"name": "c"}]},
+                        "status": {"phase": "Pending", "qosClass": "BestEffort"},
+                    },
+                    {"metadata": {"name": "b", "namespace": "x"}, "spec": {"containers": [{"name": "c"}]}},
+                ],
+            }
+        )
+    )
     text = BASE.split("pods:\n")[0] + "pods:\n  - file: pods.json\n    usage: {c: {memory: 1Mi}}\n"
     sc = load_scenario(_write(tmp_path, text))
     assert [p.name for p in sc.pods] == ["a", "b"]

@@ -48,13 +48,17 @@ def _recording(root: Path) -> Path:
         plan.ticks.append(Tick(sampled, {"kind-worker": summary_at(sampled, LOW if low else 4 << 30)}))
     when = T0 + timedelta(seconds=21)
     victim = pods()[0]
-    plan.objects += [Observation(when, "pod", failed(victim, MESSAGE_1_30)),
-                     Observation(when, "event", evicted_event(victim, MESSAGE_1_30, when))]
+    plan.objects += [
+        Observation(when, "pod", failed(victim, MESSAGE_1_30)),
+        Observation(when, "event", evicted_event(victim, MESSAGE_1_30, when)),
+    ]
     late = copy.deepcopy(victim)
     late["metadata"].update(name="late-comer", uid="late-uid")
     refused_at = T0 + timedelta(seconds=26)
-    plan.objects += [Observation(refused_at, "pod", failed(late, REFUSED)),
-                     Observation(refused_at, "event", evicted_event(late, REFUSED, refused_at))]
+    plan.objects += [
+        Observation(refused_at, "pod", failed(late, REFUSED)),
+        Observation(refused_at, "event", evicted_event(late, REFUSED, refused_at)),
+    ]
     return write(root, plan)
 
 
@@ -73,8 +77,9 @@ def test_admission_rejection_is_not_a_real_eviction_but_is_counted_apart(tmp_pat
     assert [row["name"] for row in rec.evictions(admission=True)] == ["late-comer", "late-comer"]
 
 
-def test_replay_scores_the_real_eviction_only_and_notes_the_rejection(tmp_path: Path,
-                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_scores_the_real_eviction_only_and_notes_the_rejection(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     result = replay_recording(open_recording(_recording(tmp_path / "rec")), version="1.30")
     assert [m.real.pod for m in result.matches] == ["alloc-sidecars"]
     assert result.matches[0].same_pod

@@ -11,8 +11,13 @@ CONFORMANCE = ROOT.parent / "shared" / "conformance"
 
 
 def test_conformance_passes_every_shared_vector() -> None:
-    proc = subprocess.run([sys.executable, "-m", "replay.cli", "conformance", str(CONFORMANCE)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "replay.cli", "conformance", str(CONFORMANCE)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     last = proc.stdout.strip().splitlines()[-1]
     assert last.endswith(" 0 failed") and "skipped" not in last
@@ -25,16 +30,26 @@ def test_conformance_reports_failures_with_exit_status_1(tmp_path: Path) -> None
         ' "kind": "quantity", "kubelet_version": "1.32", "input": {"op": "parse_emit", "value": "1024Mi"},'
         ' "expect": {"string": "1024Mi"}}]}'
     )
-    proc = subprocess.run([sys.executable, "-m", "replay.cli", "conformance", str(vector)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "replay.cli", "conformance", str(vector)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert proc.returncode == 1
     assert "differs at character 1" in proc.stdout
     assert proc.stdout.strip().splitlines()[-1] == "0 passed, 1 failed"
 
 
 def test_unknown_vector_path_is_a_one_line_error() -> None:
-    proc = subprocess.run([sys.executable, "-m", "replay.cli", "conformance", "/nonexistent"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "replay.cli", "conformance", "/nonexistent"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip() == "evictlens conformance: /nonexistent: no such file or directory"
 
@@ -54,8 +69,14 @@ SAMPLE = ["explain", "--sample", "kind-sidecars"]
 def _evictlens(*argv: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     full_env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR", "FORCE_COLOR")}
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "replay.cli", *argv], capture_output=True, text=True, cwd=ROOT,
-                          timeout=timeout, env=full_env)
+    return subprocess.run(
+        [sys.executable, "-m", "replay.cli", *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=timeout,
+        env=full_env,
+    )
 
 
 def test_version_prints_the_package_version() -> None:
@@ -78,8 +99,9 @@ def test_bad_input_is_one_line_with_exit_status_2() -> None:
     assert proc.stderr == "evictlens explain: /nonexistent.json: cannot read file (no such file)\n"
 
 
-def test_an_unexpected_error_is_one_line_pointing_at_debug(monkeypatch: pytest.MonkeyPatch,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unexpected_error_is_one_line_pointing_at_debug(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import replay.cli.explain
     from replay.cli import main
 
@@ -90,13 +112,15 @@ def test_an_unexpected_error_is_one_line_pointing_at_debug(monkeypatch: pytest.M
     monkeypatch.delenv("EVICTLENS_DEBUG", raising=False)
     assert main(SAMPLE) == 1
     err = capsys.readouterr().err
-    assert err == ("evictlens explain: internal error: ZeroDivisionError: boom second line "
-                   "(run with --debug for the traceback)\n")
+    assert err == (
+        "evictlens explain: internal error: ZeroDivisionError: boom second line (run with --debug for the traceback)\n"
+    )
 
 
 @pytest.mark.parametrize("argv", [["--debug", *SAMPLE], [*SAMPLE, "--debug"]])
-def test_debug_shows_the_traceback(argv: list[str], monkeypatch: pytest.MonkeyPatch,
-                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_debug_shows_the_traceback(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import replay.cli.explain
     from replay.cli import main
 
@@ -111,8 +135,9 @@ def test_debug_shows_the_traceback(argv: list[str], monkeypatch: pytest.MonkeyPa
 
 def test_a_reader_that_closes_the_pipe_early_ends_the_command_quietly() -> None:
     # The reader goes away before anything is written: the very first write (or the flush at exit) fails.
-    proc = subprocess.Popen([sys.executable, "-m", "replay.cli", *SAMPLE], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "replay.cli", *SAMPLE], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()
     err = proc.stderr.read()
@@ -123,8 +148,9 @@ def test_a_reader_that_closes_the_pipe_early_ends_the_command_quietly() -> None:
 def test_piping_to_head_exits_quietly() -> None:
     # Far more than a pipe buffer of output, of which `head -1` reads one line.
     script = f"{sys.executable} -m replay.cli conformance -v {CONFORMANCE} | head -1"
-    proc = subprocess.run(["bash", "-o", "pipefail", "-c", script], capture_output=True, text=True, cwd=ROOT,
-                          timeout=300)
+    proc = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
     assert proc.stdout.count("\n") == 1
     assert proc.stderr == ""
     assert proc.returncode == EXIT_BROKEN_PIPE
@@ -227,8 +253,14 @@ def test_no_color_is_honoured() -> None:
 
 
 def test_explain_shows_percentages_next_to_their_resolved_bytes() -> None:
-    proc = _evictlens(*SAMPLE, "--eviction-hard", "nodefs.available<10%", "--eviction-hard", "memory.available<5%",
-                      env={"COLUMNS": "200"})
+    proc = _evictlens(
+        *SAMPLE,
+        "--eviction-hard",
+        "nodefs.available<10%",
+        "--eviction-hard",
+        "memory.available<5%",
+        env={"COLUMNS": "200"},
+    )
     assert proc.returncode == 0, proc.stderr
     assert "10% = 10508821455" in proc.stdout  # 10% of 102625208Ki, as the kubelet resolves it
     assert "49Gi (50.1%)" in proc.stdout  # available, as a share of capacity

@@ -80,14 +80,14 @@ def test_the_acceptance_number_is_what_the_yaml_gives() -> None:
 def test_a_scenario_recording_keeps_its_document_and_generating_settings(k3d: Path) -> None:
     rec = open_recording(k3d)
     assert rec.manifest.options[DOCUMENT] == textwrap.dedent(K3D)
-    assert rec.manifest.options[GENERATED_WITH] == {"kubelet_version": None, "kubelet_flags": [],
-                                                   "feature_gates": {}}
+    assert rec.manifest.options[GENERATED_WITH] == {"kubelet_version": None, "kubelet_flags": [], "feature_gates": {}}
     gen = generated_with(rec)
     assert gen is not None and gen.file == "k3d.yaml"
 
 
 def test_a_lower_hard_threshold_evicts_the_same_pod_10s_later_with_the_exact_message(
-        k3d: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    k3d: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     doc = _whatif(k3d, capsys, "--eviction-hard", "memory.available<500Mi")
     base, low = doc["pods"][0]["variants"]
     assert doc["pods"][0]["pod"] == "memory-hog"
@@ -98,12 +98,17 @@ def test_a_lower_hard_threshold_evicts_the_same_pod_10s_later_with_the_exact_mes
 
 def test_a_soft_threshold_evicts_its_grace_period_after_it_is_first_met(k3d: Path) -> None:
     rec = open_recording(k3d)
-    soft = SettingsRequest(label="soft", overrides=FlagOverrides(
-        eviction_soft=("memory.available<1.5Gi",), eviction_soft_grace_period=("memory.available=30s",)))
+    soft = SettingsRequest(
+        label="soft",
+        overrides=FlagOverrides(
+            eviction_soft=("memory.available<1.5Gi",), eviction_soft_grace_period=("memory.available=30s",)
+        ),
+    )
     (result,) = replay(rec, [soft], jobs=1)
     signals = result.signals.collect()
-    met = signals.filter((signals["signal"] == "memory.available") & signals["met"]
-                         & (signals["threshold_value"] == 1536 * MI))
+    met = signals.filter(
+        (signals["signal"] == "memory.available") & signals["met"] & (signals["threshold_value"] == 1536 * MI)
+    )
     first_met: datetime = met["time"].min()  # type: ignore[assignment]
     (ev,) = result.evictions
     assert first_met.isoformat() == "2025-01-01T00:00:10+00:00"
@@ -127,8 +132,7 @@ def test_the_replay_command_regenerates_too(k3d: Path, capsys: pytest.CaptureFix
     assert "available: 354025Ki" in out and CLOSED_LOOP in out
 
 
-def test_an_old_scenario_recording_without_its_document_replays_open_loop(
-        k3d: Path, tmp_path: Path) -> None:
+def test_an_old_scenario_recording_without_its_document_replays_open_loop(k3d: Path, tmp_path: Path) -> None:
     import shutil
 
     old = tmp_path / "old"
@@ -143,7 +147,7 @@ def test_an_old_scenario_recording_without_its_document_replays_open_loop(
 
 
 def test_an_explicit_allocatable_follows_a_new_hard_threshold_with_reserved_fixed(tmp_path: Path) -> None:
-    stated = textwrap.dedent(K3D).replace("pods: \"110\"}", "pods: \"110\"}\n    allocatable: {memory: 1.5Gi}")
+    stated = textwrap.dedent(K3D).replace('pods: "110"}', 'pods: "110"}\n    allocatable: {memory: 1.5Gi}')
     (tmp_path / "s.yaml").write_text(stated)
     as_written = load_scenario(tmp_path / "s.yaml").nodes[0]
     assert as_written.allocatable["memory"] == "1.5Gi"  # as stated: reserved = 3Gi − 1.5Gi − 1Gi = 512Mi
@@ -153,9 +157,8 @@ def test_an_explicit_allocatable_follows_a_new_hard_threshold_with_reserved_fixe
     assert lower.allocatable["memory"] == f"{(3 * GI - 512 * MI - 500 * MI) // KI}Ki"  # capacity − reserved − hard
 
 
-def test_a_regenerated_variant_of_a_stated_allocatable_evicts_on_memory_available_not_earlier(
-        tmp_path: Path) -> None:
-    stated = textwrap.dedent(K3D).replace("pods: \"110\"}", "pods: \"110\"}\n    allocatable: {memory: 2Gi}")
+def test_a_regenerated_variant_of_a_stated_allocatable_evicts_on_memory_available_not_earlier(tmp_path: Path) -> None:
+    stated = textwrap.dedent(K3D).replace('pods: "110"}', 'pods: "110"}\n    allocatable: {memory: 2Gi}')
     (tmp_path / "s.yaml").write_text(stated)
     out = tmp_path / "rec"
     run_scenario(load_scenario(tmp_path / "s.yaml"), out)
@@ -167,7 +170,8 @@ def test_a_regenerated_variant_of_a_stated_allocatable_evicts_on_memory_availabl
 
 
 def test_a_scenario_generated_as_another_kubelet_regenerates_as_that_kubelet(
-        k3d: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    k3d: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "rec132"
     source = k3d.parent / "k3d.yaml"
     assert main(["scenario", str(source), "-o", str(out), "--kubelet-version", "1.32", "--json"]) == 0

@@ -25,8 +25,9 @@ def test_every_shared_conformance_vector_passes() -> None:
 def test_every_vector_file_and_kind_is_loaded() -> None:
     files = {Path(c.source_file).name for c in CASES}
     assert files == {p.name for p in CONFORMANCE.glob("*.json")}
-    assert {"quantity", "eviction_message", "rank", "parse_thresholds", "manager",
-            "make_signal_observations"} <= {c.kind for c in CASES}
+    assert {"quantity", "eviction_message", "rank", "parse_thresholds", "manager", "make_signal_observations"} <= {
+        c.kind for c in CASES
+    }
 
 
 def _message_case(expected: str) -> Case:
@@ -38,10 +39,14 @@ def _message_case(expected: str) -> Case:
         expect_basis="upstream-assertion",
         input={
             "resource": "memory",
-            "pod": {"metadata": {"name": "p", "uid": "p"},
-                    "spec": {"containers": [{"name": "c", "resources": {"requests": {"memory": "100Mi"}}}]}},
-            "pod_stats": {"podRef": {"name": "p", "namespace": "", "uid": "p"},
-                          "containers": [{"name": "c", "memory": {"workingSetBytes": 170074112}}]},
+            "pod": {
+                "metadata": {"name": "p", "uid": "p"},
+                "spec": {"containers": [{"name": "c", "resources": {"requests": {"memory": "100Mi"}}}]},
+            },
+            "pod_stats": {
+                "podRef": {"name": "p", "namespace": "", "uid": "p"},
+                "containers": [{"name": "c", "memory": {"workingSetBytes": 170074112}}],
+            },
             "thresholds": [{"signal": "memory.available", "operator": "LessThan", "value": {"quantity": "100Mi"}}],
             "observations": {"memory.available": {"available": "98693120", "capacity": "8Gi"}},
         },
@@ -50,8 +55,10 @@ def _message_case(expected: str) -> Case:
     )
 
 
-GOOD = ("The node was low on resource: memory. Threshold quantity: 100Mi, available: 96380Ki. "
-        "Container c was using 166088Ki, request is 100Mi, has larger consumption of memory. ")
+GOOD = (
+    "The node was low on resource: memory. Threshold quantity: 100Mi, available: 96380Ki. "
+    "Container c was using 166088Ki, request is 100Mi, has larger consumption of memory. "
+)
 
 
 def test_hand_built_case_with_the_right_expectation_passes() -> None:
@@ -75,9 +82,15 @@ def test_sabotaged_expectation_fails_naming_the_first_differing_character(expect
 
 
 def test_sabotaged_manager_expectation_fails() -> None:
-    manager = next(c for c in CASES if c.kind == "manager" and any(
-        "killed_pods" in (s.get("expect") or {}) and (s.get("expect") or {})["killed_pods"]
-        for s in c.input["steps"]))
+    manager = next(
+        c
+        for c in CASES
+        if c.kind == "manager"
+        and any(
+            "killed_pods" in (s.get("expect") or {}) and (s.get("expect") or {})["killed_pods"]
+            for s in c.input["steps"]
+        )
+    )
     steps: list[dict[str, Any]] = [dict(s) for s in manager.input["steps"]]
     for step in steps:
         expect = dict(step.get("expect") or {})

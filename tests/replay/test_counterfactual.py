@@ -25,8 +25,10 @@ SPLIT = FsTopology(dedicated_image_fs=True, split_container_image_fs=True)
 def _summary() -> dict[str, Any]:
     s: dict[str, Any] = copy.deepcopy(sample("summary.json"))
     pod = next(p for p in s["pods"] if p["podRef"]["uid"] == POD_UID)
-    pod["volume"] = [{"name": "scratch", "usedBytes": 1000, "inodesUsed": 3},
-                     {"name": "token", "usedBytes": 7, "inodesUsed": 1}]
+    pod["volume"] = [
+        {"name": "scratch", "usedBytes": 1000, "inodesUsed": 3},
+        {"name": "token", "usedBytes": 7, "inodesUsed": 1},
+    ]
     pod["process_stats"] = {"process_count": 9}
     return s
 
@@ -56,13 +58,17 @@ def test_memory_goes_back_at_once_to_node_and_pods_container_and_the_stats_entry
     assert after["node"]["rlimit"]["curproc"] == before["node"]["rlimit"]["curproc"] - 9
 
 
-@pytest.mark.parametrize(("topology", "nodefs", "imagefs", "containerfs"), [
-    (SHARED, "all", "all", "all"),
-    (DEDICATED, "logs+volumes", "rootfs", "rootfs"),
-    (SPLIT, "all", "none", "all"),
-])
-def test_disk_goes_back_to_the_filesystem_each_part_lives_on(topology: FsTopology, nodefs: str, imagefs: str,
-                                                            containerfs: str) -> None:
+@pytest.mark.parametrize(
+    ("topology", "nodefs", "imagefs", "containerfs"),
+    [
+        (SHARED, "all", "all", "all"),
+        (DEDICATED, "logs+volumes", "rootfs", "rootfs"),
+        (SPLIT, "all", "none", "all"),
+    ],
+)
+def test_disk_goes_back_to_the_filesystem_each_part_lives_on(
+    topology: FsTopology, nodefs: str, imagefs: str, containerfs: str
+) -> None:
     before = _summary()
     pod = _pod(before)
     rootfs = _containers_sum(pod, "rootfs", "usedBytes")

@@ -12,8 +12,11 @@ from recbuild import POD_UID, sample
 from replay.counterfactual import hold_pods, remove_pods
 from replay.kubelet.manager import FsTopology
 
-TOPOLOGIES = [FsTopology(), FsTopology(dedicated_image_fs=True),
-              FsTopology(dedicated_image_fs=True, split_container_image_fs=True)]
+TOPOLOGIES = [
+    FsTopology(),
+    FsTopology(dedicated_image_fs=True),
+    FsTopology(dedicated_image_fs=True, split_container_image_fs=True),
+]
 
 
 def _summary() -> dict[str, Any]:

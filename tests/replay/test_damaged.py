@@ -23,8 +23,9 @@ def _flip(path: Path, at: int = 200) -> None:
     path.write_bytes(bytes(data))
 
 
-def test_a_corrupted_part_stops_the_replay_with_one_line_naming_it(tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_corrupted_part_stops_the_replay_with_one_line_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rec = sidecar_recording(tmp_path / "rec")
     part = fmt.list_parts(rec)[0][2] / "container_stats.parquet"
     _flip(part)
@@ -32,8 +33,9 @@ def test_a_corrupted_part_stops_the_replay_with_one_line_naming_it(tmp_path: Pat
     assert str(part) in _one_line(capsys)
 
 
-def test_a_truncated_part_stops_the_replay_with_one_line_naming_it(tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_truncated_part_stops_the_replay_with_one_line_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rec = sidecar_recording(tmp_path / "rec")
     part = fmt.list_parts(rec)[0][2] / "node_stats.parquet"
     part.write_bytes(part.read_bytes()[: part.stat().st_size // 2])
@@ -42,8 +44,9 @@ def test_a_truncated_part_stops_the_replay_with_one_line_naming_it(tmp_path: Pat
     assert not (tmp_path / "out").exists()
 
 
-def test_skip_bad_replays_what_is_readable_and_lists_what_was_skipped(tmp_path: Path,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_skip_bad_replays_what_is_readable_and_lists_what_was_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rec = sidecar_recording(tmp_path / "rec", fold_after=(1,))  # ticks 0-1 in one part, 2-4 in another
     part = fmt.list_parts(rec)[-1][2] / "container_stats.parquet"
     _flip(part)

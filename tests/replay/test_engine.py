@@ -50,13 +50,30 @@ def recording(tmp_path: Path) -> Path:
         path.write_text(json.dumps(_at(base, when, available)))
         files.append(str(path))
     events = tmp_path / "events.json"
-    events.write_text(json.dumps({"kind": "EventList", "apiVersion": "v1", "items": [{
-        "metadata": {"name": "alloc-sidecars.17d", "namespace": "default", "uid": "e1"},
-        "involvedObject": {"kind": "Pod", "namespace": "default", "name": "alloc-sidecars",
-                           "uid": "0d4e3c1a-6c1f-4a53-9a55-3d2f8f1b7e01"},
-        "reason": "Evicted", "type": "Warning", "message": OBSERVED_1_30,
-        "lastTimestamp": "2024-05-20T10:15:21Z", "source": {"component": "kubelet", "host": "kind-worker"},
-    }]}))
+    events.write_text(
+        json.dumps(
+            {
+                "kind": "EventList",
+                "apiVersion": "v1",
+                "items": [
+                    {
+                        "metadata": {"name": "alloc-sidecars.17d", "namespace": "default", "uid": "e1"},
+                        "involvedObject": {
+                            "kind": "Pod",
+                            "namespace": "default",
+                            "name": "alloc-sidecars",
+                            "uid": "0d4e3c1a-6c1f-4a53-9a55-3d2f8f1b7e01",
+                        },
+                        "reason": "Evicted",
+                        "type": "Warning",
+                        "message": OBSERVED_1_30,
+                        "lastTimestamp": "2024-05-20T10:15:21Z",
+                        "source": {"component": "kubelet", "host": "kind-worker"},
+                    }
+                ],
+            }
+        )
+    )
     import_files([*files, str(SAMPLE / "pods.json"), str(SAMPLE / "node.json"), str(events)], tmp_path / "rec")
     return tmp_path / "rec"
 
@@ -90,12 +107,18 @@ def test_pressure_condition_raised_when_threshold_first_met(recording: Path) -> 
     result = replay_recording(open_recording(recording), _request("1.32"))
     rows = result.conditions.to_dicts()
     assert [(r["condition"], r["from"].isoformat(), r["to"]) for r in rows] == [
-        ("MemoryPressure", "2024-05-20T10:15:20+00:00", None)]
+        ("MemoryPressure", "2024-05-20T10:15:20+00:00", None)
+    ]
 
 
 def test_a_soft_threshold_waits_for_its_grace_period(recording: Path) -> None:
-    request = _request("1.32", eviction_hard=("memory.available<100Mi",), eviction_soft=("memory.available<1.5Gi",),
-                       eviction_soft_grace_period=("memory.available=15s",), eviction_max_pod_grace_period=30)
+    request = _request(
+        "1.32",
+        eviction_hard=("memory.available<100Mi",),
+        eviction_soft=("memory.available<1.5Gi",),
+        eviction_soft_grace_period=("memory.available=15s",),
+        eviction_max_pod_grace_period=30,
+    )
     result = replay_recording(open_recording(recording), request)
     eviction = result.evictions[0]
     assert eviction.tick == 4  # met at tick 2 (t=20s), grace 15s satisfied at t=40s
@@ -103,8 +126,20 @@ def test_a_soft_threshold_waits_for_its_grace_period(recording: Path) -> None:
 
 
 def test_replay_command_prints_json_and_a_summary(recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["replay", str(recording), "--kubelet-version", "1.30", "--eviction-hard",
-                 "memory.available<1.5Gi", "--json"]) == 0
+    assert (
+        main(
+            [
+                "replay",
+                str(recording),
+                "--kubelet-version",
+                "1.30",
+                "--eviction-hard",
+                "memory.available<1.5Gi",
+                "--json",
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     assert doc["matches"][0]["same_message"] is True
     argv = ["replay", str(recording), "--kubelet-version", "1.30", "--eviction-hard", "memory.available<1.5Gi"]

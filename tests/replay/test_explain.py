@@ -83,29 +83,60 @@ def test_explain_gives_a_verdict_on_every_real_capture(
 
 
 def test_explain_without_pods_says_what_it_cannot_know(capsys: pytest.CaptureFixture[str]) -> None:
-    doc = run_json(capsys, "--summary", str(SAMPLE / "summary.json"), "--eviction-hard", "memory.available<1.5Gi",
-                   "--kubelet-version", "1.32")
+    doc = run_json(
+        capsys,
+        "--summary",
+        str(SAMPLE / "summary.json"),
+        "--eviction-hard",
+        "memory.available<1.5Gi",
+        "--kubelet-version",
+        "1.32",
+    )
     assert "requests, priority" in doc["pods"]  # type: ignore[operator]
 
 
 def test_uint64_inodes_wrap_like_the_kubelet_and_are_flagged(capsys: pytest.CaptureFixture[str]) -> None:
-    doc = run_json(capsys, "--summary", str(REALDATA / "elastic-beats" / "stats_summary_multiple_containers.json"),
-                   "--kubelet-version", "1.32")
+    doc = run_json(
+        capsys,
+        "--summary",
+        str(REALDATA / "elastic-beats" / "stats_summary_multiple_containers.json"),
+        "--kubelet-version",
+        "1.32",
+    )
     assert any("2^63" in note for note in doc["notes"])  # type: ignore[union-attr]
     assert doc["result"]["evictions"][0]["cause"] == "nodefs.inodesFree"  # type: ignore[index]
 
 
 def test_configz_is_used_as_the_effective_configuration(capsys: pytest.CaptureFixture[str]) -> None:
-    doc = run_json(capsys, "--summary", str(REALDATA / "nri-kubernetes-1_35" / "summary"),
-                   "--configz", str(REALDATA / "datadog-agent" / "kubelet_config.json"), "--kubelet-version", "1.35")
+    doc = run_json(
+        capsys,
+        "--summary",
+        str(REALDATA / "nri-kubernetes-1_35" / "summary"),
+        "--configz",
+        str(REALDATA / "datadog-agent" / "kubelet_config.json"),
+        "--kubelet-version",
+        "1.35",
+    )
     thresholds = [t for row in doc["observations"] for t in row["thresholds"]]  # type: ignore[attr-defined]
     assert thresholds == []  # every evictionHard entry there is 0%, which disables it
 
 
 def test_soft_threshold_explains_what_happens_if_sustained(capsys: pytest.CaptureFixture[str]) -> None:
-    doc = run_json(capsys, "--sample", "kind-sidecars", "--kubelet-version", "1.32",
-                   "--eviction-hard", "memory.available<100Mi", "--eviction-soft", "memory.available<2Gi",
-                   "--eviction-soft-grace-period", "memory.available=1m30s", "--eviction-max-pod-grace-period", "30")
+    doc = run_json(
+        capsys,
+        "--sample",
+        "kind-sidecars",
+        "--kubelet-version",
+        "1.32",
+        "--eviction-hard",
+        "memory.available<100Mi",
+        "--eviction-soft",
+        "memory.available<2Gi",
+        "--eviction-soft-grace-period",
+        "memory.available=1m30s",
+        "--eviction-max-pod-grace-period",
+        "30",
+    )
     assert doc["result"]["evictions"] == []  # type: ignore[index]
     later = doc["if_sustained"]
     assert "1m30s" in later["note"]  # type: ignore[index]

@@ -14,8 +14,9 @@ SAMPLE = Path(__file__).resolve().parents[2] / "recordings" / "samples" / "kind-
 
 
 def _notes(capsys: pytest.CaptureFixture[str], *argv: str) -> list[str]:
-    assert main(["explain", "--summary", str(SAMPLE / "summary.json"), "--kubelet-version", "1.32", *argv,
-                 "--json"]) == 0
+    assert (
+        main(["explain", "--summary", str(SAMPLE / "summary.json"), "--kubelet-version", "1.32", *argv, "--json"]) == 0
+    )
     notes: list[str] = json.loads(capsys.readouterr().out)["notes"]
     return notes
 

@@ -55,8 +55,9 @@ class CaseRun:
             source=case.id,
         )
         self.topology = FsTopology(bool(node.get("dedicated_image_fs")), bool(node.get("split_container_image_fs")))
-        self.admission = [parse_pod(p, source=case.id, field="input.admission_pods")
-                          for p in inp.get("admission_pods") or []]
+        self.admission = [
+            parse_pod(p, source=case.id, field="input.admission_pods") for p in inp.get("admission_pods") or []
+        ]
         self.steps: list[dict[str, Any]] = list(inp["steps"])
         self.raw: list[dict[str, Any]] = []
         self.after: list[Summary | None] = []
@@ -88,9 +89,9 @@ class CaseRun:
     def observations(self) -> pl.DataFrame:
         node_rows = self.tables["node_stats"].select(NODE_COLUMNS).sort("tick")
         pods_rows = self.tables[SYSTEM_STATS.name].filter(pl.col("name") == "pods").select(PODS_COLUMNS)
-        times = pl.DataFrame({"tick": range(len(self.now)), "_t": self.now},
-                             schema={"tick": pl.UInt32, "_t": pl.Int64}).with_columns(
-            pl.col("_t").cast(pl.Datetime("us", "UTC")))
+        times = pl.DataFrame(
+            {"tick": range(len(self.now)), "_t": self.now}, schema={"tick": pl.UInt32, "_t": pl.Int64}
+        ).with_columns(pl.col("_t").cast(pl.Datetime("us", "UTC")))
         obs = observations(node_rows, pods_rows, times)
         return obs.with_columns(pl.Series("when", self.now, dtype=pl.Int64))  # the case's clock
 
@@ -105,8 +106,9 @@ class CaseRun:
         if not self.config.local_storage_capacity_isolation:
             return frozenset()
         pods = [p for step in self.pods for p in step]
-        usage = storage_usage_many({"case": pods}, lambda name: self.tables[name].lazy(),
-                                   lambda _name, frame: frame.collect())["case"]
+        usage = storage_usage_many(
+            {"case": pods}, lambda name: self.tables[name].lazy(), lambda _name, frame: frame.collect()
+        )["case"]
         return usage.ticks(self.topology.dedicated_image_fs)
 
     def delegate(self, fast: FastManager) -> Callable[[int, int, datetime], SyncResult]:
@@ -137,9 +139,16 @@ def _result(chunk: ChunkPasses, index: int) -> SyncResult:
 
 
 def _decisions(chunk: ChunkPasses) -> list[tuple[Any, ...]]:
-    return [(chunk.met[i], chunk.actionable[i], chunk.reasons[i], chunk.conditions[i],
-             [(e.pod.name, e.message, e.grace_period_override) for e in _result(chunk, i).evictions])
-            for i in range(len(chunk.ticks))]
+    return [
+        (
+            chunk.met[i],
+            chunk.actionable[i],
+            chunk.reasons[i],
+            chunk.conditions[i],
+            [(e.pod.name, e.message, e.grace_period_override) for e in _result(chunk, i).evictions],
+        )
+        for i in range(len(chunk.ticks))
+    ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

@@ -38,17 +38,24 @@ def edge_recordings(draw: Any) -> dict[str, Any]:
     n = draw(st.integers(3, 6))
     pods = []
     for p in range(draw(st.integers(1, 3))):
-        pods.append({
-            "uid": f"uid-{p}", "name": f"p{p}", "priority": draw(st.sampled_from([0, 100])),
-            "emptydir": draw(st.booleans()), "pod_memory": draw(st.booleans()),
-            "ws": [draw(st.one_of(SMALL, SMALL, BIG)) for _ in range(n)],
-            "containers": draw(st.integers(1, 2)),
-            "disk": [draw(st.one_of(SMALL, SMALL, BIG)) for _ in range(n)],
-            "procs": draw(st.sampled_from([0, 3, 3, 1 << 62, U64])),
-            "from": draw(st.integers(0, 1)), "until": draw(st.sampled_from([None, n - 1])),
-        })
+        pods.append(
+            {
+                "uid": f"uid-{p}",
+                "name": f"p{p}",
+                "priority": draw(st.sampled_from([0, 100])),
+                "emptydir": draw(st.booleans()),
+                "pod_memory": draw(st.booleans()),
+                "ws": [draw(st.one_of(SMALL, SMALL, BIG)) for _ in range(n)],
+                "containers": draw(st.integers(1, 2)),
+                "disk": [draw(st.one_of(SMALL, SMALL, BIG)) for _ in range(n)],
+                "procs": draw(st.sampled_from([0, 3, 3, 1 << 62, U64])),
+                "from": draw(st.integers(0, 1)),
+                "until": draw(st.sampled_from([None, n - 1])),
+            }
+        )
     return {
-        "ticks": n, "pods": pods,
+        "ticks": n,
+        "pods": pods,
         "mem": [draw(st.one_of(SMALL, SMALL, SMALL, BIG)) for _ in range(n)],
         "mem_ws": [draw(st.one_of(SMALL, BIG)) for _ in range(n)],
         "fs_avail": [draw(st.sampled_from([GI, 5 * GI, 5 * GI, 150 * GI, U64 - GI])) for _ in range(n)],
@@ -61,8 +68,13 @@ def edge_recordings(draw: Any) -> dict[str, Any]:
 
 
 def _summary(spec: dict[str, Any], i: int, t: str) -> dict[str, Any]:
-    fs = {"time": t, "availableBytes": spec["fs_avail"][i], "usedBytes": 7,
-          "inodesFree": spec["inodes_free"][i], "inodesUsed": 3}
+    fs = {
+        "time": t,
+        "availableBytes": spec["fs_avail"][i],
+        "usedBytes": 7,
+        "inodesFree": spec["inodes_free"][i],
+        "inodesUsed": 3,
+    }
     if spec["fs_cap"] is not None:
         fs["capacityBytes"] = spec["fs_cap"]
     if spec["inodes"] is not None:
@@ -70,12 +82,22 @@ def _summary(spec: dict[str, Any], i: int, t: str) -> dict[str, Any]:
     image = dict(fs) if spec["imagefs"] == "shared" else dict(fs, capacityBytes=300 * GI, availableBytes=200 * GI)
     node = {
         "nodeName": "n",
-        "memory": {"time": t, "availableBytes": spec["mem"][i], "workingSetBytes": spec["mem_ws"][i],
-                   "usageBytes": 5, "rssBytes": U64},
-        "fs": fs, "runtime": {"imageFs": image},
+        "memory": {
+            "time": t,
+            "availableBytes": spec["mem"][i],
+            "workingSetBytes": spec["mem_ws"][i],
+            "usageBytes": 5,
+            "rssBytes": U64,
+        },
+        "fs": fs,
+        "runtime": {"imageFs": image},
         "rlimit": {"time": t, "maxpid": 1000, "curproc": spec["curproc"][i]},
-        "systemContainers": [{"name": "pods", "memory": {"time": t, "availableBytes": spec["mem"][i],
-                                                         "workingSetBytes": spec["mem_ws"][i]}}],
+        "systemContainers": [
+            {
+                "name": "pods",
+                "memory": {"time": t, "availableBytes": spec["mem"][i], "workingSetBytes": spec["mem_ws"][i]},
+            }
+        ],
     }
     pods = []
     for p in spec["pods"]:
@@ -85,10 +107,15 @@ def _summary(spec: dict[str, Any], i: int, t: str) -> dict[str, Any]:
         entry: dict[str, Any] = {
             "podRef": {"name": p["name"], "namespace": "default", "uid": p["uid"]},
             "process_stats": {"process_count": p["procs"]},
-            "containers": [{"name": f"c{c}", "memory": {"time": t, "workingSetBytes": ws, "usageBytes": ws},
-                            "rootfs": {"time": t, "usedBytes": disk, "inodesUsed": 2},
-                            "logs": {"time": t, "usedBytes": disk // 3, "inodesUsed": 1}}
-                           for c in range(p["containers"])],
+            "containers": [
+                {
+                    "name": f"c{c}",
+                    "memory": {"time": t, "workingSetBytes": ws, "usageBytes": ws},
+                    "rootfs": {"time": t, "usedBytes": disk, "inodesUsed": 2},
+                    "logs": {"time": t, "usedBytes": disk // 3, "inodesUsed": 1},
+                }
+                for c in range(p["containers"])
+            ],
             "volume": [{"name": "scratch", "time": t, "usedBytes": disk, "inodesUsed": 4}],
         }
         if p["pod_memory"]:
@@ -104,12 +131,23 @@ def _write(root: Path, spec: dict[str, Any]) -> Path:
         if i == 0:
             for p in spec["pods"]:
                 volumes = [{"name": "scratch", "emptyDir": {}}] if p["emptydir"] else []
-                writer.observe("pod", {
-                    "apiVersion": "v1", "kind": "Pod",
-                    "metadata": {"name": p["name"], "namespace": "default", "uid": p["uid"]},
-                    "spec": {"nodeName": "n", "priority": p["priority"], "containers": [{"name": "c0"}],
-                             "volumes": volumes},
-                    "status": {"phase": "Running"}}, observed=at - 1, node="n")
+                writer.observe(
+                    "pod",
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Pod",
+                        "metadata": {"name": p["name"], "namespace": "default", "uid": p["uid"]},
+                        "spec": {
+                            "nodeName": "n",
+                            "priority": p["priority"],
+                            "containers": [{"name": "c0"}],
+                            "volumes": volumes,
+                        },
+                        "status": {"phase": "Running"},
+                    },
+                    observed=at - 1,
+                    node="n",
+                )
         tick = writer.begin_tick(at)
         tick.add_summary("n", _summary(spec, i, _iso(at)), scraped=at)
         writer.commit(tick)
@@ -124,14 +162,26 @@ def _outcome(run: Any) -> tuple[str, Any]:
         return "error", str(err)
 
 
-@settings(max_examples=60, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(spec=edge_recordings(), hard=st.sampled_from([
-    ("memory.available<1Gi",), ("memory.available<1Gi", "nodefs.available<10%", "pid.available<10%"),
-    ("allocatableMemory.available<2Gi", "nodefs.inodesFree<10%", "imagefs.available<20%")]),
-    chunk=st.sampled_from([2, 2048]))
-def test_counterfactual_edges_give_the_reference_answer_or_its_error(tmp_path_factory: Any, spec: dict[str, Any],
-                                                                     hard: tuple[str, ...], chunk: int) -> None:
+@settings(
+    max_examples=60,
+    deadline=None,
+    phases=(Phase.explicit, Phase.reuse, Phase.generate),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    spec=edge_recordings(),
+    hard=st.sampled_from(
+        [
+            ("memory.available<1Gi",),
+            ("memory.available<1Gi", "nodefs.available<10%", "pid.available<10%"),
+            ("allocatableMemory.available<2Gi", "nodefs.inodesFree<10%", "imagefs.available<20%"),
+        ]
+    ),
+    chunk=st.sampled_from([2, 2048]),
+)
+def test_counterfactual_edges_give_the_reference_answer_or_its_error(
+    tmp_path_factory: Any, spec: dict[str, Any], hard: tuple[str, ...], chunk: int
+) -> None:
     path = _write(tmp_path_factory.mktemp("rec") / "rec", spec)
     request = SettingsRequest(kubelet_version="1.32", overrides=FlagOverrides(eviction_hard=hard), counterfactual=True)
     expected = _outcome(lambda: reference(path, request))
@@ -146,51 +196,123 @@ def test_counterfactual_edges_give_the_reference_answer_or_its_error(tmp_path_fa
 def test_a_pod_evicted_at_one_pass_is_off_every_later_pass_of_the_fast_path(tmp_path: Path) -> None:
     """The open-loop replay evicts both pods; with the first one's memory back the node is no longer pressed."""
     n = 6
-    spec = {"ticks": n, "pods": [
-        {"uid": "big", "name": "big", "priority": 0, "emptydir": True, "pod_memory": True, "ws": [2 * GI] * n,
-         "containers": 1, "disk": [GI] * n, "procs": 3, "from": 0, "until": None},
-        {"uid": "small", "name": "small", "priority": 0, "emptydir": False, "pod_memory": False, "ws": [GI // 2] * n,
-         "containers": 2, "disk": [GI] * n, "procs": 3, "from": 0, "until": None}],
-        "mem": [GI // 2] * n, "mem_ws": [6 * GI] * n, "fs_avail": [50 * GI] * n, "fs_cap": 100 * GI,
-        "inodes_free": [1000] * n, "inodes": 10_000, "curproc": [900] * n, "imagefs": "shared"}
+    spec = {
+        "ticks": n,
+        "pods": [
+            {
+                "uid": "big",
+                "name": "big",
+                "priority": 0,
+                "emptydir": True,
+                "pod_memory": True,
+                "ws": [2 * GI] * n,
+                "containers": 1,
+                "disk": [GI] * n,
+                "procs": 3,
+                "from": 0,
+                "until": None,
+            },
+            {
+                "uid": "small",
+                "name": "small",
+                "priority": 0,
+                "emptydir": False,
+                "pod_memory": False,
+                "ws": [GI // 2] * n,
+                "containers": 2,
+                "disk": [GI] * n,
+                "procs": 3,
+                "from": 0,
+                "until": None,
+            },
+        ],
+        "mem": [GI // 2] * n,
+        "mem_ws": [6 * GI] * n,
+        "fs_avail": [50 * GI] * n,
+        "fs_cap": 100 * GI,
+        "inodes_free": [1000] * n,
+        "inodes": 10_000,
+        "curproc": [900] * n,
+        "imagefs": "shared",
+    }
     path = _write(tmp_path / "rec", spec)
-    closed = SettingsRequest(kubelet_version="1.32", overrides=FlagOverrides(eviction_hard=("memory.available<1Gi",)),
-                             counterfactual=True)
+    closed = SettingsRequest(
+        kubelet_version="1.32", overrides=FlagOverrides(eviction_hard=("memory.available<1Gi",)), counterfactual=True
+    )
     opened = dataclasses.replace(closed, counterfactual=False)
     fast_closed, fast_open = engine.replay(open_recording(path), [closed, opened])
     assert len(fast_open.evictions) == 2
     assert len(fast_closed.evictions) == 1
     assert_same(reference(path, closed), fast_closed)
-    memory = (fast_closed.signals.collect().filter(pl.col("signal") == "memory.available")
-              .sort("tick")["available"].to_list())
+    memory = (
+        fast_closed.signals.collect().filter(pl.col("signal") == "memory.available").sort("tick")["available"].to_list()
+    )
     assert memory[0] == GI // 2 and set(memory[1:]) == {GI // 2 + 2 * GI}  # from the pass after the eviction
 
 
 def test_one_pods_usage_is_summed_per_tick_as_remove_pods_reads_its_entry(tmp_path: Path) -> None:
     n = 3
-    spec = {"ticks": n, "pods": [
-        {"uid": "a", "name": "a", "priority": 0, "emptydir": True, "pod_memory": False, "ws": [GI, 2 * GI, U64],
-         "containers": 2, "disk": [GI, GI, 0], "procs": 4, "from": 0, "until": None}],
-        "mem": [GI] * n, "mem_ws": [GI] * n, "fs_avail": [GI] * n, "fs_cap": 100 * GI, "inodes_free": [5] * n,
-        "inodes": 10_000, "curproc": [-5] * n, "imagefs": "shared"}
+    spec = {
+        "ticks": n,
+        "pods": [
+            {
+                "uid": "a",
+                "name": "a",
+                "priority": 0,
+                "emptydir": True,
+                "pod_memory": False,
+                "ws": [GI, 2 * GI, U64],
+                "containers": 2,
+                "disk": [GI, GI, 0],
+                "procs": 4,
+                "from": 0,
+                "until": None,
+            }
+        ],
+        "mem": [GI] * n,
+        "mem_ws": [GI] * n,
+        "fs_avail": [GI] * n,
+        "fs_cap": 100 * GI,
+        "inodes_free": [5] * n,
+        "inodes": 10_000,
+        "curproc": [-5] * n,
+        "imagefs": "shared",
+    }
     rec = open_recording(_write(tmp_path / "rec", spec))
     usage = read_usage(rec, "n", "a", 0, ("scratch",))
     assert usage["tick"].to_list() == [1, 2]
     assert usage["ws"].to_list() == [4 * GI, 2 * U64]  # two containers' sum, past 2^64
     assert usage["nb"].to_list() == [2 * (GI // 3) + GI, 0] and usage["rb"].to_list() == [2 * GI, 0]
-    node_rows = pl.DataFrame({"tick": [1, 2], "memory_available_bytes": [GI, GI], "memory_working_set_bytes": [GI, GI],
-                              "rlimit_curproc": [-5, -5]},
-                             schema={"tick": pl.UInt32, "memory_available_bytes": pl.UInt64,
-                                     "memory_working_set_bytes": pl.UInt64, "rlimit_curproc": pl.Int64})
+    node_rows = pl.DataFrame(
+        {
+            "tick": [1, 2],
+            "memory_available_bytes": [GI, GI],
+            "memory_working_set_bytes": [GI, GI],
+            "rlimit_curproc": [-5, -5],
+        },
+        schema={
+            "tick": pl.UInt32,
+            "memory_available_bytes": pl.UInt64,
+            "memory_working_set_bytes": pl.UInt64,
+            "rlimit_curproc": pl.Int64,
+        },
+    )
     for prefix in ("fs", "imagefs", "containerfs"):
         node_rows = node_rows.with_columns(
             pl.lit(GI, pl.UInt64).alias(f"{prefix}_available_bytes"),
             pl.lit(None if prefix == "containerfs" else 100 * GI, pl.UInt64).alias(f"{prefix}_capacity_bytes"),
-            pl.lit(5, pl.UInt64).alias(f"{prefix}_inodes_free"), pl.lit(10_000, pl.UInt64).alias(f"{prefix}_inodes"))
-    pods_rows = pl.DataFrame({"tick": [1], "container": [0], "memory_available_bytes": [GI],
-                              "memory_working_set_bytes": [GI]},
-                             schema={"tick": pl.UInt32, "container": pl.UInt32, "memory_available_bytes": pl.UInt64,
-                                     "memory_working_set_bytes": pl.UInt64})
+            pl.lit(5, pl.UInt64).alias(f"{prefix}_inodes_free"),
+            pl.lit(10_000, pl.UInt64).alias(f"{prefix}_inodes"),
+        )
+    pods_rows = pl.DataFrame(
+        {"tick": [1], "container": [0], "memory_available_bytes": [GI], "memory_working_set_bytes": [GI]},
+        schema={
+            "tick": pl.UInt32,
+            "container": pl.UInt32,
+            "memory_available_bytes": pl.UInt64,
+            "memory_working_set_bytes": pl.UInt64,
+        },
+    )
     nodes, pods, over = adjust(node_rows, pods_rows, usage, FsTopology())
     assert over == [2]  # memory available GI + 2 * (2^64 - 1) does not fit: the summary does not parse
     assert nodes["memory_available_bytes"].to_list()[0] == 5 * GI

@@ -46,21 +46,35 @@ def pods(draw: Any, node: str, n_ticks: int) -> list[dict[str, Any]]:
             volumes.append({"name": "scratch", "emptyDir": {"sizeLimit": draw(st.sampled_from(["512Mi", "1Gi"]))}})
         start = draw(st.integers(0, n_ticks - 1))
         end = draw(st.one_of(st.none(), st.integers(start, n_ticks)))
-        out.append({
-            "obj": {"apiVersion": "v1", "kind": "Pod",
-                    "metadata": {"name": f"{node}-p{p}", "namespace": "default", "uid": f"{node}-uid-{p}",
-                                 "ownerReferences": [{"kind": "ReplicaSet", "name": "rs", "controller": True}]},
-                    "spec": {"nodeName": node, "priority": draw(st.sampled_from([0, 0, 100, 2_000_001_000])),
-                             "terminationGracePeriodSeconds": 30,
-                             "containers": [{"name": "c", "resources": {"requests": requests, "limits": limits}}],
-                             "volumes": volumes},
-                    "status": {"phase": "Running"}},
-            "start": start, "end": end, "late": draw(st.sampled_from([0, 0, 0, 1, 2])),
-            "usage": [draw(USAGE) for _ in range(n_ticks)],
-            "disk": [draw(USAGE) for _ in range(n_ticks)],
-            "pod_memory": draw(st.sampled_from([True, True, False])),  # else the containers' sum
-            "processes": draw(st.sampled_from([0, 2, 60])),
-        })
+        out.append(
+            {
+                "obj": {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {
+                        "name": f"{node}-p{p}",
+                        "namespace": "default",
+                        "uid": f"{node}-uid-{p}",
+                        "ownerReferences": [{"kind": "ReplicaSet", "name": "rs", "controller": True}],
+                    },
+                    "spec": {
+                        "nodeName": node,
+                        "priority": draw(st.sampled_from([0, 0, 100, 2_000_001_000])),
+                        "terminationGracePeriodSeconds": 30,
+                        "containers": [{"name": "c", "resources": {"requests": requests, "limits": limits}}],
+                        "volumes": volumes,
+                    },
+                    "status": {"phase": "Running"},
+                },
+                "start": start,
+                "end": end,
+                "late": draw(st.sampled_from([0, 0, 0, 1, 2])),
+                "usage": [draw(USAGE) for _ in range(n_ticks)],
+                "disk": [draw(USAGE) for _ in range(n_ticks)],
+                "pod_memory": draw(st.sampled_from([True, True, False])),  # else the containers' sum
+                "processes": draw(st.sampled_from([0, 2, 60])),
+            }
+        )
     return out
 
 
@@ -85,16 +99,27 @@ def recordings(draw: Any) -> dict[str, Any]:
 def _summary(node: str, spec: dict[str, Any], i: int, when: int) -> dict[str, Any]:
     t = _iso(when)
     fs_cap = 100 * GI
-    fs = {"time": t, "availableBytes": spec["fs"][i] * GI, "capacityBytes": fs_cap, "usedBytes": 1,
-          "inodesFree": 10_000 * spec["fs"][i], "inodes": 1_000_000, "inodesUsed": 5}
+    fs = {
+        "time": t,
+        "availableBytes": spec["fs"][i] * GI,
+        "capacityBytes": fs_cap,
+        "usedBytes": 1,
+        "inodesFree": 10_000 * spec["fs"][i],
+        "inodes": 1_000_000,
+        "inodesUsed": 5,
+    }
     node_obj: dict[str, Any] = {
         "nodeName": node,
         "memory": {"time": t, "availableBytes": spec["mem"][i], "workingSetBytes": 8 * GI - spec["mem"][i]},
         "fs": fs,
         "runtime": {"imageFs": dict(fs, capacityBytes=fs_cap * 2) if spec["imagefs"] else dict(fs)},
         "rlimit": {"time": t, "maxpid": 1000, "curproc": spec["pids"][i]},
-        "systemContainers": [{"name": "pods", "memory": {"time": t, "availableBytes": spec["mem"][i],
-                                                         "workingSetBytes": 7 * GI - spec["mem"][i]}}],
+        "systemContainers": [
+            {
+                "name": "pods",
+                "memory": {"time": t, "availableBytes": spec["mem"][i], "workingSetBytes": 7 * GI - spec["mem"][i]},
+            }
+        ],
     }
     pods = []
     for p in spec["pods"]:
@@ -103,16 +128,23 @@ def _summary(node: str, spec: dict[str, Any], i: int, when: int) -> dict[str, An
             continue
         used = p["usage"][i]
         disk = p["disk"][i]
-        pods.append({
-            "podRef": {"name": meta["name"], "namespace": meta["namespace"], "uid": meta["uid"]},
-            **({"memory": {"time": t, "workingSetBytes": used}} if p.get("pod_memory", True) else {}),
-            "ephemeral-storage": {"time": t, "usedBytes": disk, "inodesUsed": 3},
-            "process_stats": {"process_count": p.get("processes", 2)},
-            "containers": [{"name": "c", "memory": {"time": t, "workingSetBytes": used},
-                            "rootfs": {"time": t, "usedBytes": disk // 2},
-                            "logs": {"time": t, "usedBytes": disk // 4}}],
-            "volume": [{"name": "scratch", "time": t, "usedBytes": disk // 2}],
-        })
+        pods.append(
+            {
+                "podRef": {"name": meta["name"], "namespace": meta["namespace"], "uid": meta["uid"]},
+                **({"memory": {"time": t, "workingSetBytes": used}} if p.get("pod_memory", True) else {}),
+                "ephemeral-storage": {"time": t, "usedBytes": disk, "inodesUsed": 3},
+                "process_stats": {"process_count": p.get("processes", 2)},
+                "containers": [
+                    {
+                        "name": "c",
+                        "memory": {"time": t, "workingSetBytes": used},
+                        "rootfs": {"time": t, "usedBytes": disk // 2},
+                        "logs": {"time": t, "usedBytes": disk // 4},
+                    }
+                ],
+                "volume": [{"name": "scratch", "time": t, "usedBytes": disk // 2}],
+            }
+        )
     return {"node": node_obj, "pods": pods}
 
 
@@ -147,18 +179,38 @@ def requests(draw: Any) -> SettingsRequest:
     return SettingsRequest(
         kubelet_version=draw(st.sampled_from(["1.30", "1.32"])),
         overrides=FlagOverrides(
-            eviction_hard=draw(st.sampled_from([
-                ("memory.available<1Gi",), ("memory.available<1Gi", "nodefs.available<10%"),
-                ("memory.available<12.5%", "pid.available<10%", "imagefs.available<10%"),
-                ("memory.available<500Mi", "allocatableMemory.available<1Gi", "nodefs.inodesFree<10%",
-                 "imagefs.available<11%")])),
-            eviction_soft=soft, eviction_soft_grace_period=grace,
-            eviction_minimum_reclaim=draw(st.sampled_from([
-                (), ("memory.available=1Gi",), ("memory.available=5%",)])),
-            eviction_pressure_transition_period=draw(st.sampled_from([None, "0s", "15s", "1m"]))),
-        topology=draw(st.sampled_from([None, None, FsTopology(dedicated_image_fs=True),
-                                       FsTopology(dedicated_image_fs=True, split_container_image_fs=True)])),
-        counterfactual=draw(st.booleans()))
+            eviction_hard=draw(
+                st.sampled_from(
+                    [
+                        ("memory.available<1Gi",),
+                        ("memory.available<1Gi", "nodefs.available<10%"),
+                        ("memory.available<12.5%", "pid.available<10%", "imagefs.available<10%"),
+                        (
+                            "memory.available<500Mi",
+                            "allocatableMemory.available<1Gi",
+                            "nodefs.inodesFree<10%",
+                            "imagefs.available<11%",
+                        ),
+                    ]
+                )
+            ),
+            eviction_soft=soft,
+            eviction_soft_grace_period=grace,
+            eviction_minimum_reclaim=draw(st.sampled_from([(), ("memory.available=1Gi",), ("memory.available=5%",)])),
+            eviction_pressure_transition_period=draw(st.sampled_from([None, "0s", "15s", "1m"])),
+        ),
+        topology=draw(
+            st.sampled_from(
+                [
+                    None,
+                    None,
+                    FsTopology(dedicated_image_fs=True),
+                    FsTopology(dedicated_image_fs=True, split_container_image_fs=True),
+                ]
+            )
+        ),
+        counterfactual=draw(st.booleans()),
+    )
 
 
 def reference(path: Path, request: SettingsRequest) -> Any:
@@ -174,11 +226,16 @@ def assert_same(a: Any, b: Any) -> None:
     assert a.same_as(b)
 
 
-@settings(max_examples=25, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=25,
+    deadline=None,
+    phases=(Phase.explicit, Phase.reuse, Phase.generate),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(data=recordings(), request=requests(), chunk=st.sampled_from([2, 3, 2048]), window=st.sampled_from([1, 2, 256]))
-def test_fast_path_equals_the_reference_field_for_field(tmp_path_factory: Any, data: dict[str, Any],
-                                                         request: SettingsRequest, chunk: int, window: int) -> None:
+def test_fast_path_equals_the_reference_field_for_field(
+    tmp_path_factory: Any, data: dict[str, Any], request: SettingsRequest, chunk: int, window: int
+) -> None:
     from replay.fast import columns
 
     path = write(tmp_path_factory.mktemp("rec") / "rec", data)
@@ -191,17 +248,39 @@ def test_fast_path_equals_the_reference_field_for_field(tmp_path_factory: Any, d
 
 
 def test_several_what_ifs_read_once_give_each_reference_result(tmp_path: Path) -> None:
-    spec = {"ticks": 6, "nodes": {"node-0": {
-        "pods": [{"obj": {"apiVersion": "v1", "kind": "Pod",
-                          "metadata": {"name": "a", "namespace": "default", "uid": "ua"},
-                          "spec": {"nodeName": "node-0", "containers": [{"name": "c"}]},
-                          "status": {"phase": "Running"}},
-                  "start": 0, "end": None, "usage": [GI] * 6, "disk": [GI] * 6}],
-        "mem": [4 * GI, 2 * GI, GI - 1, GI // 2, 2 * GI, 4 * GI], "fs": [80] * 6, "pids": [100] * 6,
-        "gap": [False, False, True, False, False, False], "stale": [False] * 6, "imagefs": False}}}
+    spec = {
+        "ticks": 6,
+        "nodes": {
+            "node-0": {
+                "pods": [
+                    {
+                        "obj": {
+                            "apiVersion": "v1",
+                            "kind": "Pod",
+                            "metadata": {"name": "a", "namespace": "default", "uid": "ua"},
+                            "spec": {"nodeName": "node-0", "containers": [{"name": "c"}]},
+                            "status": {"phase": "Running"},
+                        },
+                        "start": 0,
+                        "end": None,
+                        "usage": [GI] * 6,
+                        "disk": [GI] * 6,
+                    }
+                ],
+                "mem": [4 * GI, 2 * GI, GI - 1, GI // 2, 2 * GI, 4 * GI],
+                "fs": [80] * 6,
+                "pids": [100] * 6,
+                "gap": [False, False, True, False, False, False],
+                "stale": [False] * 6,
+                "imagefs": False,
+            }
+        },
+    }
     path = write(tmp_path / "rec", spec)
-    requests = [SettingsRequest(kubelet_version="1.32", overrides=FlagOverrides(eviction_hard=(h,)), label=h)
-                for h in ("memory.available<1Gi", "memory.available<3Gi", "memory.available<100Mi")]
+    requests = [
+        SettingsRequest(kubelet_version="1.32", overrides=FlagOverrides(eviction_hard=(h,)), label=h)
+        for h in ("memory.available<1Gi", "memory.available<3Gi", "memory.available<100Mi")
+    ]
     results = engine.replay(open_recording(path), requests)
     for request, result in zip(requests, results, strict=True):
         assert_same(reference(path, request), result)
@@ -214,8 +293,7 @@ U64 = st.one_of(st.none(), st.integers(0, 2**64 - 1), st.sampled_from([0, 2**63 
 
 @settings(max_examples=200, deadline=None)
 @given(logs=st.lists(U64, min_size=1, max_size=20), least=st.integers(-(2**63), 2**63 - 1), data=st.data())
-def test_row_group_pruning_keeps_every_row_a_storage_check_needs(logs: list[int | None], least: int,
-                                                                 data: Any) -> None:
+def test_row_group_pruning_keeps_every_row_a_storage_check_needs(logs: list[int | None], least: int, data: Any) -> None:
     import polars as pl
 
     from replay.fast.columns import _prune
@@ -227,17 +305,23 @@ def test_row_group_pruning_keeps_every_row_a_storage_check_needs(logs: list[int 
         return pl.col(c).reinterpret(signed=True).fill_null(0)
 
     exact = df.with_row_index().filter(signed("logs") + signed("rootfs") > least)
-    assert exact.equals(df.with_row_index().filter(_prune(("logs", "rootfs"), least), signed("logs") + signed("rootfs")
-                                                   > least))
+    assert exact.equals(
+        df.with_row_index().filter(_prune(("logs", "rootfs"), least), signed("logs") + signed("rootfs") > least)
+    )
     one = df.with_row_index().filter(signed("logs") > least)
     assert one.equals(df.with_row_index().filter(_prune(("logs",), least), signed("logs") > least))
 
 
-@settings(max_examples=15, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=15,
+    deadline=None,
+    phases=(Phase.explicit, Phase.reuse, Phase.generate),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(data=recordings(), variants=st.lists(requests(), min_size=2, max_size=3), chunk=st.sampled_from([3, 2048]))
-def test_variants_at_once_each_equal_their_reference(tmp_path_factory: Any, data: dict[str, Any],
-                                                     variants: list[SettingsRequest], chunk: int) -> None:
+def test_variants_at_once_each_equal_their_reference(
+    tmp_path_factory: Any, data: dict[str, Any], variants: list[SettingsRequest], chunk: int
+) -> None:
     path = write(tmp_path_factory.mktemp("rec") / "rec", data)
     results = engine.replay(open_recording(path), variants, chunk_ticks=chunk)
     for request, result in zip(variants, results, strict=True):
@@ -264,14 +348,24 @@ def _reference_moment(path: Path, request: SettingsRequest, node: str, moment: e
     return explanation_of(run, at, moment)
 
 
-@settings(max_examples=30, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(data=recordings(), request=requests(), where=st.one_of(
-    st.integers(0, 9).map(lambda t: engine.Moment(tick=t)),
-    st.integers(0, 9).map(lambda t: engine.Moment(at=_dt(T0 + t * STEP + STEP // 2))),
-    st.just(engine.Moment(first_eviction=True))))
-def test_a_moment_is_the_reference_pass_with_its_manager_state(tmp_path_factory: Any, data: dict[str, Any],
-                                                               request: SettingsRequest, where: engine.Moment) -> None:
+@settings(
+    max_examples=30,
+    deadline=None,
+    phases=(Phase.explicit, Phase.reuse, Phase.generate),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    data=recordings(),
+    request=requests(),
+    where=st.one_of(
+        st.integers(0, 9).map(lambda t: engine.Moment(tick=t)),
+        st.integers(0, 9).map(lambda t: engine.Moment(at=_dt(T0 + t * STEP + STEP // 2))),
+        st.just(engine.Moment(first_eviction=True)),
+    ),
+)
+def test_a_moment_is_the_reference_pass_with_its_manager_state(
+    tmp_path_factory: Any, data: dict[str, Any], request: SettingsRequest, where: engine.Moment
+) -> None:
     from kube.errors import InputError
     from replay.moment import explanation_of
     from replay.report import explanation_json

@@ -56,20 +56,33 @@ def busy_pods(draw: Any, node: str, n_ticks: int) -> list[dict[str, Any]]:
         if draw(st.booleans()):
             volumes.append({"name": "scratch", "emptyDir": {"sizeLimit": draw(st.sampled_from(["1Gi", "4Gi"]))}})
         start = draw(st.integers(0, n_ticks - 1))
-        out.append({
-            "obj": {"apiVersion": "v1", "kind": "Pod",
-                    "metadata": {"name": f"{node}-p{p}", "namespace": "default", "uid": f"{node}-uid-{p}",
-                                 "ownerReferences": [{"kind": "ReplicaSet", "name": "rs", "controller": True}]},
-                    "spec": {"nodeName": node, "priority": draw(st.sampled_from([0, 0, 0, 100, 2_000_001_000])),
-                             "terminationGracePeriodSeconds": 30,
-                             "containers": [{"name": "c", "resources": {"requests": requests, "limits": limits}}],
-                             "volumes": volumes},
-                    "status": {"phase": "Running"}},
-            "start": start, "end": draw(st.one_of(st.none(), st.integers(start, n_ticks))),
-            "late": draw(st.sampled_from([0, 0, 0, 1])),
-            "usage": [draw(USAGE) for _ in range(n_ticks)],
-            "disk": [draw(USAGE) for _ in range(n_ticks)],
-        })
+        out.append(
+            {
+                "obj": {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {
+                        "name": f"{node}-p{p}",
+                        "namespace": "default",
+                        "uid": f"{node}-uid-{p}",
+                        "ownerReferences": [{"kind": "ReplicaSet", "name": "rs", "controller": True}],
+                    },
+                    "spec": {
+                        "nodeName": node,
+                        "priority": draw(st.sampled_from([0, 0, 0, 100, 2_000_001_000])),
+                        "terminationGracePeriodSeconds": 30,
+                        "containers": [{"name": "c", "resources": {"requests": requests, "limits": limits}}],
+                        "volumes": volumes,
+                    },
+                    "status": {"phase": "Running"},
+                },
+                "start": start,
+                "end": draw(st.one_of(st.none(), st.integers(start, n_ticks))),
+                "late": draw(st.sampled_from([0, 0, 0, 1])),
+                "usage": [draw(USAGE) for _ in range(n_ticks)],
+                "disk": [draw(USAGE) for _ in range(n_ticks)],
+            }
+        )
     return out
 
 
@@ -96,16 +109,25 @@ def busy_requests(draw: Any) -> SettingsRequest:
     topology = draw(st.sampled_from([None, FsTopology(False, False), FsTopology(True, False)]))
     return SettingsRequest(
         kubelet_version=draw(st.sampled_from(["1.30", "1.32"])),
-        overrides=FlagOverrides(eviction_hard=draw(st.sampled_from(ALWAYS)),
-                                eviction_pressure_transition_period=draw(st.sampled_from([None, "0s"]))),
-        topology=topology, label=draw(st.text("abc", min_size=1, max_size=3)))
+        overrides=FlagOverrides(
+            eviction_hard=draw(st.sampled_from(ALWAYS)),
+            eviction_pressure_transition_period=draw(st.sampled_from([None, "0s"])),
+        ),
+        topology=topology,
+        label=draw(st.text("abc", min_size=1, max_size=3)),
+    )
 
 
-@settings(max_examples=30, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=30,
+    deadline=None,
+    phases=(Phase.explicit, Phase.reuse, Phase.generate),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(data=busy_recordings(), request=busy_requests(), window=st.sampled_from([1, 3, 256]))
-def test_passes_that_evict_all_day_equal_the_reference(tmp_path_factory: Any, data: dict[str, Any],
-                                                       request: SettingsRequest, window: int) -> None:
+def test_passes_that_evict_all_day_equal_the_reference(
+    tmp_path_factory: Any, data: dict[str, Any], request: SettingsRequest, window: int
+) -> None:
     from replay.fast import columns
 
     path = write(tmp_path_factory.mktemp("rec") / "rec", data)
@@ -117,11 +139,16 @@ def test_passes_that_evict_all_day_equal_the_reference(tmp_path_factory: Any, da
     assert_same(reference(path, request), fast)
 
 
-@settings(max_examples=10, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=10,
+    deadline=None,
+    phases=(Phase.explicit, Phase.reuse, Phase.generate),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(data=busy_recordings(), variants=st.lists(busy_requests(), min_size=2, max_size=3))
-def test_busy_variants_sharing_summaries_each_equal_their_reference(tmp_path_factory: Any, data: dict[str, Any],
-                                                                     variants: list[SettingsRequest]) -> None:
+def test_busy_variants_sharing_summaries_each_equal_their_reference(
+    tmp_path_factory: Any, data: dict[str, Any], variants: list[SettingsRequest]
+) -> None:
     path = write(tmp_path_factory.mktemp("rec") / "rec", data)
     results = engine.replay(open_recording(path), variants)
     for request, result in zip(variants, results, strict=True):
@@ -130,23 +157,55 @@ def test_busy_variants_sharing_summaries_each_equal_their_reference(tmp_path_fac
 
 def _spec(n_pods: int = 14) -> dict[str, Any]:
     n = 5
-    pods = [{"obj": {"apiVersion": "v1", "kind": "Pod",
-                     "metadata": {"name": f"p{p}", "namespace": "default", "uid": f"u{p}"},
-                     "spec": {"nodeName": "node-0", "priority": p % 3,
-                              "containers": [{"name": "c", "resources": {
-                                  "requests": {"memory": "1Gi"} if p % 2 else {},
-                                  "limits": {"ephemeral-storage": "2Gi"} if p == 3 else {}}}]},
-                     "status": {"phase": "Running"}},
-             "start": p % 3, "end": None, "usage": [GI * (p % 4)] * n, "disk": [GI * (p % 3)] * n}
-            for p in range(n_pods)]
-    return {"ticks": n, "nodes": {"node-0": {"pods": pods, "mem": [GI] * n, "fs": [10] * n, "pids": [950] * n,
-                                             "gap": [False] * n, "stale": [False] * n, "imagefs": True}}}
+    pods = [
+        {
+            "obj": {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"p{p}", "namespace": "default", "uid": f"u{p}"},
+                "spec": {
+                    "nodeName": "node-0",
+                    "priority": p % 3,
+                    "containers": [
+                        {
+                            "name": "c",
+                            "resources": {
+                                "requests": {"memory": "1Gi"} if p % 2 else {},
+                                "limits": {"ephemeral-storage": "2Gi"} if p == 3 else {},
+                            },
+                        }
+                    ],
+                },
+                "status": {"phase": "Running"},
+            },
+            "start": p % 3,
+            "end": None,
+            "usage": [GI * (p % 4)] * n,
+            "disk": [GI * (p % 3)] * n,
+        }
+        for p in range(n_pods)
+    ]
+    return {
+        "ticks": n,
+        "nodes": {
+            "node-0": {
+                "pods": pods,
+                "mem": [GI] * n,
+                "fs": [10] * n,
+                "pids": [950] * n,
+                "gap": [False] * n,
+                "stale": [False] * n,
+                "imagefs": True,
+            }
+        },
+    }
 
 
 @pytest.mark.parametrize("hard", ALWAYS)
 @pytest.mark.parametrize("guess", [0, MEMORY, PROCESSES, FILESYSTEMS])
-def test_a_wrong_guess_of_the_parts_is_run_again_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                       hard: tuple[str, ...], guess: int) -> None:
+def test_a_wrong_guess_of_the_parts_is_run_again_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hard: tuple[str, ...], guess: int
+) -> None:
     path = write(tmp_path / "rec", _spec())
     request = SettingsRequest(overrides=FlagOverrides(eviction_hard=hard))
     monkeypatch.setattr(lean, "pass_parts", lambda manager, node, now: guess)

@@ -69,11 +69,14 @@ def test_one_process_the_reference_and_workers_agree_with_replay(rec: Path, repl
     _same(replayed, ref)
 
 
-def test_whatif_variants_are_each_the_replay_with_that_setting(rec: Path, replayed: ReplayResult,
-                                                               tmp_path: Path) -> None:
+def test_whatif_variants_are_each_the_replay_with_that_setting(
+    rec: Path, replayed: ReplayResult, tmp_path: Path
+) -> None:
     hard = "memory.available<2Gi"
-    assert main(["whatif", str(rec), "--eviction-hard", hard, "-o", str(tmp_path / "w"), "--jobs", "2",
-                 "--as-recorded"]) == 0
+    assert (
+        main(["whatif", str(rec), "--eviction-hard", hard, "-o", str(tmp_path / "w"), "--jobs", "2", "--as-recorded"])
+        == 0
+    )
     _same(replayed, load(tmp_path / "w" / "variant-0"))
     out = tmp_path / "r"
     assert main(["replay", str(rec), "--eviction-hard", hard, "-o", str(out), "--jobs", "1"]) == 0
@@ -82,8 +85,9 @@ def test_whatif_variants_are_each_the_replay_with_that_setting(rec: Path, replay
     assert variant.signals.collect().equals(alone.signals.collect(), null_equal=True)
 
 
-def test_explain_at_the_first_eviction_is_replays_first_eviction(rec: Path, replayed: ReplayResult,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_at_the_first_eviction_is_replays_first_eviction(
+    rec: Path, replayed: ReplayResult, capsys: pytest.CaptureFixture[str]
+) -> None:
     first = min(replayed.evictions, key=lambda e: (e.time, e.id))
     assert main(["explain", str(rec), "--at", "first-eviction", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)

@@ -11,15 +11,33 @@ T0 = datetime(2024, 5, 20, 10, 0, tzinfo=UTC)
 
 
 def _evicted(i: int, node: str, pod: str, second: int) -> Eviction:
-    return Eviction(id=i, node=node, tick=second // 10, time=T0 + timedelta(seconds=second), namespace="default",
-                    pod=pod, uid=f"u-{pod}", owner_kind=None, owner_name=None, qos="BestEffort", priority=0,
-                    cause="memory", signal="memory.available", hard=True, observed_available=1, threshold_value=2,
-                    grace_period_override=0, message="m", annotations={})
+    return Eviction(
+        id=i,
+        node=node,
+        tick=second // 10,
+        time=T0 + timedelta(seconds=second),
+        namespace="default",
+        pod=pod,
+        uid=f"u-{pod}",
+        owner_kind=None,
+        owner_name=None,
+        qos="BestEffort",
+        priority=0,
+        cause="memory",
+        signal="memory.available",
+        hard=True,
+        observed_available=1,
+        threshold_value=2,
+        grace_period_override=0,
+        message="m",
+        annotations={},
+    )
 
 
 def _real(node: str | None, pod: str, second: int | None) -> RealEviction:
-    return RealEviction(node, "default", pod, f"u-{pod}", "m", None if second is None else T0 + timedelta(
-        seconds=second), "event")
+    return RealEviction(
+        node, "default", pod, f"u-{pod}", "m", None if second is None else T0 + timedelta(seconds=second), "event"
+    )
 
 
 def test_agreeing_evictions_part_nothing() -> None:
@@ -35,8 +53,10 @@ def test_an_eviction_the_recording_does_not_show_parts_the_node_there() -> None:
 
 def test_a_real_eviction_the_replay_does_not_make_parts_it_at_the_real_time() -> None:
     got = horizons([Match(_real("n1", "x", 50), None, False, None, False, None)], [_evicted(0, "n1", "y", 90)])
-    assert got["n1"] == (T0 + timedelta(seconds=50),
-                         "the recording shows default/x evicted, which the replay does not evict")
+    assert got["n1"] == (
+        T0 + timedelta(seconds=50),
+        "the recording shows default/x evicted, which the replay does not evict",
+    )
 
 
 def test_the_same_pod_evicted_at_another_time_parts_at_the_earlier_of_the_two() -> None:
@@ -45,5 +65,13 @@ def test_the_same_pod_evicted_at_another_time_parts_at_the_earlier_of_the_two() 
 
 
 def test_a_real_eviction_of_an_unknown_node_or_time_parts_nothing() -> None:
-    assert horizons([Match(_real(None, "a", 10), None, False, None, False, None),
-                     Match(_real("n0", "b", None), None, False, None, False, None)], []) == {}
+    assert (
+        horizons(
+            [
+                Match(_real(None, "a", 10), None, False, None, False, None),
+                Match(_real("n0", "b", None), None, False, None, False, None),
+            ],
+            [],
+        )
+        == {}
+    )

@@ -20,17 +20,21 @@ from replay.results_io import load
 from replay.results_io import write as write_results
 
 
-@pytest.mark.parametrize(("kind", "comes_back", "words"), [
-    ("ReplicaSet", True, "ReplicaSet creates a replacement"),
-    ("StatefulSet", True, "StatefulSet recreates it"),
-    ("DaemonSet", True, "DaemonSet"),
-    ("Job", True, "backoffLimit"),
-    (None, False, "stays Failed: a bare pod"),
-    ("RayCluster", False, "unless the operator of RayCluster raycluster-a handles node-pressure evictions"),
-    ("Node", None, "static pod"),
-])
-def test_whether_an_evicted_pod_comes_back_depends_on_its_owner(kind: str | None, comes_back: bool | None,
-                                                                words: str) -> None:
+@pytest.mark.parametrize(
+    ("kind", "comes_back", "words"),
+    [
+        ("ReplicaSet", True, "ReplicaSet creates a replacement"),
+        ("StatefulSet", True, "StatefulSet recreates it"),
+        ("DaemonSet", True, "DaemonSet"),
+        ("Job", True, "backoffLimit"),
+        (None, False, "stays Failed: a bare pod"),
+        ("RayCluster", False, "unless the operator of RayCluster raycluster-a handles node-pressure evictions"),
+        ("Node", None, "static pod"),
+    ],
+)
+def test_whether_an_evicted_pod_comes_back_depends_on_its_owner(
+    kind: str | None, comes_back: bool | None, words: str
+) -> None:
     back, sentence = owner_impact(kind, "raycluster-a" if kind else None)
     assert back is comes_back and words in sentence
 
@@ -53,9 +57,22 @@ def test_the_ranking_says_how_close_each_other_pod_came(tmp_path: Path) -> None:
 
 
 def _ranked(**kw: Any) -> RankedPod:
-    base: dict[str, Any] = dict(rank=1, namespace="ns", pod="p", uid="u", qos="BestEffort", priority=0,
-                                has_stats=True, exceeds_request=True, usage=100, request=0, usage_above_request=100,
-                                process_count=None, critical=False, reason="")
+    base: dict[str, Any] = dict(
+        rank=1,
+        namespace="ns",
+        pod="p",
+        uid="u",
+        qos="BestEffort",
+        priority=0,
+        has_stats=True,
+        exceeds_request=True,
+        usage=100,
+        request=0,
+        usage_above_request=100,
+        process_count=None,
+        critical=False,
+        reason="",
+    )
     return RankedPod(**{**base, **kw})
 
 
@@ -63,12 +80,13 @@ def test_decided_by_names_the_first_comparator_that_differs_and_the_margin() -> 
     evicted = _ranked(usage_above_request=500)
     assert decided_by(_ranked(rank=2, usage_above_request=200), evicted, "memory.available") == ("usage", 300)
     assert decided_by(_ranked(rank=2, priority=10), evicted, "memory.available") == ("priority", 10)
-    assert decided_by(_ranked(rank=2, exceeds_request=False), evicted, "nodefs.available") == (
-        "exceeds request", None)
+    assert decided_by(_ranked(rank=2, exceeds_request=False), evicted, "nodefs.available") == ("exceeds request", None)
     assert decided_by(_ranked(rank=2, usage_above_request=500), evicted, "memory.available") == ("tie", None)
     pid_evicted = _ranked(process_count=50, exceeds_request=None)
     assert decided_by(_ranked(rank=2, process_count=20, exceeds_request=None), pid_evicted, "pid.available") == (
-        "processes", 30)
+        "processes",
+        30,
+    )
 
 
 def _overcommitted_recording(root: Path) -> Path:
@@ -106,10 +124,12 @@ def test_overcommit_over_time_and_how_long_before_the_first_eviction(tmp_path: P
 
 def test_overcommit_lead_restarts_after_a_break() -> None:
     t = [T0 + timedelta(seconds=10 * i) for i in range(4)]
-    rows = [{"time": t[0], "resource": "memory", "limits": 9, "allocatable": 5},
-            {"time": t[1], "resource": "memory", "limits": 4, "allocatable": 5},
-            {"time": t[2], "resource": "memory", "limits": 9, "allocatable": 5},
-            {"time": t[3], "resource": "memory", "limits": 9, "allocatable": 5}]
+    rows = [
+        {"time": t[0], "resource": "memory", "limits": 9, "allocatable": 5},
+        {"time": t[1], "resource": "memory", "limits": 4, "allocatable": 5},
+        {"time": t[2], "resource": "memory", "limits": 9, "allocatable": 5},
+        {"time": t[3], "resource": "memory", "limits": 9, "allocatable": 5},
+    ]
     assert overcommit_lead(rows, t[3]) == {"memory": 10.0}
     assert overcommit_lead(rows[:2], t[1]) == {}
 
@@ -126,8 +146,9 @@ def test_impact_survives_the_results_directory_and_json(tmp_path: Path, capsys: 
     assert doc["nodes"][0]["overcommit_lead_s"] == {"memory": 30.0}
 
 
-def test_replay_output_shows_impact_overcommit_and_the_next_in_line(tmp_path: Path,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_output_shows_impact_overcommit_and_the_next_in_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rec = _overcommitted_recording(tmp_path / "rec")
     assert main(["replay", str(rec), "--kubelet-version", "1.30"]) == 0
     out = capsys.readouterr().out

@@ -124,9 +124,7 @@ def test_malformed_yaml_names_line_and_column(tmp_path: Path) -> None:
 
 
 def test_multi_document_yaml_is_a_list(tmp_path: Path) -> None:
-    path = write(
-        tmp_path, "pods.yaml", "kind: Pod\nmetadata: {name: a}\n---\nkind: Pod\nmetadata: {name: b}\n---\n"
-    )
+    path = write(tmp_path, "pods.yaml", "kind: Pod\nmetadata: {name: a}\n---\nkind: Pod\nmetadata: {name: b}\n---\n")
     assert [doc["metadata"]["name"] for doc in load_document(path)] == ["a", "b"]
 
 

@@ -27,25 +27,44 @@ RESULTS_MD = Path(__file__).resolve().parents[2] / "replay" / "RESULTS.md"
 
 
 def _system_oom(when: Any, count: int = 1) -> dict[str, Any]:
-    return {"kind": "Event", "metadata": {"name": "kind-worker.oom", "namespace": "default", "uid": "ev-oom"},
-            "involvedObject": {"kind": "Node", "name": "kind-worker", "uid": "kind-worker"}, "reason": "SystemOOM",
-            "message": "System OOM encountered, victim process: java, pid: 4242", "type": "Warning",
-            "count": count, "source": {"component": "kubelet", "host": "kind-worker"}, "lastTimestamp": stamp(when)}
+    return {
+        "kind": "Event",
+        "metadata": {"name": "kind-worker.oom", "namespace": "default", "uid": "ev-oom"},
+        "involvedObject": {"kind": "Node", "name": "kind-worker", "uid": "kind-worker"},
+        "reason": "SystemOOM",
+        "message": "System OOM encountered, victim process: java, pid: 4242",
+        "type": "Warning",
+        "count": count,
+        "source": {"component": "kubelet", "host": "kind-worker"},
+        "lastTimestamp": stamp(when),
+    }
 
 
 def _oom_killed(when: Any) -> dict[str, Any]:
     pod = pods()[1]
     name = pod["spec"]["containers"][0]["name"]
-    pod["status"]["containerStatuses"] = [{"name": name, "restartCount": 1, "state": {"running": {}}, "lastState": {
-        "terminated": {"exitCode": 137, "reason": "OOMKilled", "finishedAt": stamp(when)}}}]
+    pod["status"]["containerStatuses"] = [
+        {
+            "name": name,
+            "restartCount": 1,
+            "state": {"running": {}},
+            "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled", "finishedAt": stamp(when)}},
+        }
+    ]
     return pod
 
 
 def _not_ready(when: Any) -> dict[str, Any]:
     node = node_object()
-    node["status"]["conditions"] = [{"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown",
-                                     "message": "Kubelet stopped posting node status.",
-                                     "lastTransitionTime": stamp(when)}]
+    node["status"]["conditions"] = [
+        {
+            "type": "Ready",
+            "status": "Unknown",
+            "reason": "NodeStatusUnknown",
+            "message": "Kubelet stopped posting node status.",
+            "lastTransitionTime": stamp(when),
+        }
+    ]
     return node
 
 
@@ -56,8 +75,10 @@ def _recording(root: Path) -> Path:
     plan = Plan()
     start = T0 - timedelta(seconds=30)
     plan.objects += [Observation(start, "pod", p) for p in pods()]
-    plan.objects += [Observation(start, "node", node_object()), Observation(start, "configz", CONFIGZ,
-                                                                            node="kind-worker")]
+    plan.objects += [
+        Observation(start, "node", node_object()),
+        Observation(start, "configz", CONFIGZ, node="kind-worker"),
+    ]
     for i, available in enumerate([4 * GI, 30 * MI, 4 * GI, 4 * GI, 4 * GI, 1 * GI, 30 * MI]):
         sampled = T0 + timedelta(seconds=10 * i)
         plan.ticks.append(Tick(sampled, {"kind-worker": summary_at(sampled, available)}))
@@ -74,23 +95,26 @@ def result(tmp_path_factory: pytest.TempPathFactory) -> ReplayResult:
 
 def test_kernel_kills_and_ready_transitions_come_from_the_recording(result: ReplayResult) -> None:
     assert [(k.kind, k.time, k.source, k.count) for k in result.kernel_kills] == [
-        ("SystemOOM", T0 + timedelta(seconds=24), "event", 1), ("OOMKilled", T0 + timedelta(seconds=33), "pod", 1)]
+        ("SystemOOM", T0 + timedelta(seconds=24), "event", 1),
+        ("OOMKilled", T0 + timedelta(seconds=33), "pod", 1),
+    ]
     system, container = result.kernel_kills
     assert (system.victim, system.pid, system.pod) == ("java", 4242, None)
     assert (container.pod, container.exit_code, container.restart_count) == (pods()[1]["metadata"]["name"], 137, 1)
     # the node's Ready since before the recording is no news; its Unknown during it is
     assert [(r.status, r.reason, r.time) for r in result.ready_transitions] == [
-        ("Unknown", "NodeStatusUnknown", T0 + timedelta(seconds=35))]
+        ("Unknown", "NodeStatusUnknown", T0 + timedelta(seconds=35))
+    ]
 
 
 def test_too_fast_is_each_fall_from_above_the_threshold_to_exhaustion_or_a_system_oom_between_two_passes(
-        result: ReplayResult) -> None:
+    result: ReplayResult,
+) -> None:
     races = result.node("kind-worker").too_fast
     assert [(t.from_tick, t.to_tick, t.kills) for t in races] == [(0, 1, 0), (2, 3, 1)]
     exhausted, killed = races
     threshold = int(1.5 * GI)
-    assert (exhausted.from_available, exhausted.to_available, exhausted.threshold_value) == (4 * GI, 30 * MI,
-                                                                                             threshold)
+    assert (exhausted.from_available, exhausted.to_available, exhausted.threshold_value) == (4 * GI, 30 * MI, threshold)
     assert (exhausted.fell_bytes, exhausted.seconds) == (4 * GI - 30 * MI, 10.0)
     assert exhausted.exhausted_below == max(64 * MI, exhausted.exhausted_below) and 30 * MI < 64 * MI
     assert (killed.fell_bytes, killed.seconds, killed.to_available) == (4 * GI, 4.0, 4 * GI)  # the kill at +24 s
@@ -102,8 +126,12 @@ def test_result_json_holds_them_every_key_documented_and_reads_back(result: Repl
     assert doc["kernel_kills"][0]["time"] == stamp(T0 + timedelta(seconds=24))
     assert doc["nodes"][0]["too_fast"][1]["from_time"] == stamp(T0 + timedelta(seconds=20))
     text = RESULTS_MD.read_text()
-    keys = {"kernel_kills", "ready_transitions", "too_fast"} | set(doc["kernel_kills"][0]) | set(
-        doc["ready_transitions"][0]) | set(doc["nodes"][0]["too_fast"][0])
+    keys = (
+        {"kernel_kills", "ready_transitions", "too_fast"}
+        | set(doc["kernel_kills"][0])
+        | set(doc["ready_transitions"][0])
+        | set(doc["nodes"][0]["too_fast"][0])
+    )
     assert sorted(k for k in keys if f"`{k}`" not in text) == []
     write_results(result, tmp_path / "out")
     loaded = load(tmp_path / "out")
@@ -136,8 +164,9 @@ def test_replay_prints_the_kernel_kills_table_and_the_race(result: ReplayResult)
     assert "too fast for a 10 s loop: 4Gi in 4 s" in out and "then 1 kernel kill before the next pass" in out
     assert "Ready Unknown from" in out and "Kubelet stopped posting node status." in out
     assert "2 kernel OOM kills; memory ran out between two passes 2 times" in out
-    none = replace(result, kernel_kills=(), ready_transitions=(), nodes=tuple(
-        replace(n, too_fast=()) for n in result.nodes))
+    none = replace(
+        result, kernel_kills=(), ready_transitions=(), nodes=tuple(replace(n, too_fast=()) for n in result.nodes)
+    )
     buf = io.StringIO()
     print_result(none, console=Console(file=buf, width=250, no_color=True))
     assert "kernel" not in buf.getvalue() and "too fast" not in buf.getvalue()
@@ -148,9 +177,14 @@ def test_the_tui_timeline_marks_each_kernel_kill_at_the_first_pass_after_it(resu
     from tui.timeline_model import TimelineModel
 
     view = ResultsView.from_result(result, "t", "rec")
-    model = TimelineModel(view.node("kind-worker"), view.node_series("kind-worker"), view.result.conditions,
-                          view.evictions_of("kind-worker"), view.real_of("kind-worker"),
-                          [k for k in result.kernel_kills if k.node == "kind-worker"])
+    model = TimelineModel(
+        view.node("kind-worker"),
+        view.node_series("kind-worker"),
+        view.result.conditions,
+        view.evictions_of("kind-worker"),
+        view.real_of("kind-worker"),
+        [k for k in result.kernel_kills if k.node == "kind-worker"],
+    )
     kernel = [(m.index, m.pod) for m in model.markers() if m.kind == "kernel"]
     assert kernel == [(3, "java"), (4, pods()[1]["metadata"]["name"])]  # passes at +30 s and +40 s
     assert any(m.kind == "kernel" for m in model.plot(80).markers)

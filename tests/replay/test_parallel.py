@@ -17,8 +17,9 @@ def _equivalence() -> Any:
     """The equivalence test's recording writer and comparison (tests/replay is not a package)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("_fast_equivalence", Path(__file__).with_name(
-        "test_fast_equivalence.py"))
+    spec = importlib.util.spec_from_file_location(
+        "_fast_equivalence", Path(__file__).with_name("test_fast_equivalence.py")
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -28,24 +29,42 @@ def _equivalence() -> Any:
 _eq = _equivalence()
 GI, assert_same, reference, write = _eq.GI, _eq.assert_same, _eq.reference, _eq.write
 
-REQUEST = SettingsRequest(kubelet_version="1.32",
-                          overrides=FlagOverrides(eviction_hard=("memory.available<1Gi", "nodefs.available<10%")))
+REQUEST = SettingsRequest(
+    kubelet_version="1.32", overrides=FlagOverrides(eviction_hard=("memory.available<1Gi", "nodefs.available<10%"))
+)
 
 
 def _pod(node: str, i: int, n: int) -> dict[str, Any]:
-    return {"obj": {"apiVersion": "v1", "kind": "Pod",
-                    "metadata": {"name": f"{node}-p{i}", "namespace": "default", "uid": f"{node}-u{i}"},
-                    "spec": {"nodeName": node, "containers": [{"name": "c"}]}, "status": {"phase": "Running"}},
-            "start": 0, "end": None, "usage": [GI * (i + 1)] * n, "disk": [GI] * n}
+    return {
+        "obj": {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"{node}-p{i}", "namespace": "default", "uid": f"{node}-u{i}"},
+            "spec": {"nodeName": node, "containers": [{"name": "c"}]},
+            "status": {"phase": "Running"},
+        },
+        "start": 0,
+        "end": None,
+        "usage": [GI * (i + 1)] * n,
+        "disk": [GI] * n,
+    }
 
 
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
     n = 6
-    nodes = {f"node-{k}": {
-        "pods": [_pod(f"node-{k}", i, n) for i in range(3)],
-        "mem": [4 * GI, GI - k, GI // 2, 2 * GI, GI // 2, GI // 2], "fs": [80, 80, 5, 80, 80, 9],
-        "pids": [100] * n, "gap": [False] * n, "stale": [False] * n, "imagefs": k % 2 == 0} for k in range(4)}
+    nodes = {
+        f"node-{k}": {
+            "pods": [_pod(f"node-{k}", i, n) for i in range(3)],
+            "mem": [4 * GI, GI - k, GI // 2, 2 * GI, GI // 2, GI // 2],
+            "fs": [80, 80, 5, 80, 80, 9],
+            "pids": [100] * n,
+            "gap": [False] * n,
+            "stale": [False] * n,
+            "imagefs": k % 2 == 0,
+        }
+        for k in range(4)
+    }
     path: Path = write(tmp_path_factory.mktemp("par") / "rec", {"ticks": n, "nodes": nodes})
     return path
 

@@ -46,16 +46,20 @@ def test_the_windows_capture_is_replayed_as_windows_and_says_why(tmp_path: Path)
 
 
 def test_a_node_nothing_names_the_os_of_is_assumed_linux_and_said(tmp_path: Path) -> None:
-    plan = Plan(ticks=[Tick(T0, {"kind-worker": summary_at(T0, 4 << 30)})],
-                objects=[Observation(T0 - timedelta(seconds=30), "pod", p) for p in pods()])
+    plan = Plan(
+        ticks=[Tick(T0, {"kind-worker": summary_at(T0, 4 << 30)})],
+        objects=[Observation(T0 - timedelta(seconds=30), "pod", p) for p in pods()],
+    )
     result = replay_recording(open_recording(write(tmp_path / "rec", plan)), version="1.32")
     assert result.nodes[0].platform == "linux"
     assert "platform linux assumed (no node object or pod names the OS)" in result.nodes[0].version_source
 
 
 def test_the_node_object_names_the_os_without_a_note(tmp_path: Path) -> None:
-    plan = Plan(ticks=[Tick(T0, {"kind-worker": summary_at(T0, 4 << 30)})],
-                objects=[Observation(T0 - timedelta(seconds=30), "node", node_object())])
+    plan = Plan(
+        ticks=[Tick(T0, {"kind-worker": summary_at(T0, 4 << 30)})],
+        objects=[Observation(T0 - timedelta(seconds=30), "node", node_object())],
+    )
     result = replay_recording(open_recording(write(tmp_path / "rec", plan)), version="1.32")
     assert result.nodes[0].platform == "linux" and "platform" not in result.nodes[0].version_source
 
@@ -64,11 +68,14 @@ def _pod(spec: dict[str, Any]) -> dict[str, Any]:
     return {"metadata": {"name": "p"}, "spec": spec}
 
 
-@pytest.mark.parametrize(("spec", "want"), [
-    ({"os": {"name": "windows"}}, "windows"),
-    ({"nodeSelector": {"kubernetes.io/os": "windows"}}, "windows"),
-    ({"nodeSelector": {"kubernetes.io/os": "linux"}}, "linux"),
-])
+@pytest.mark.parametrize(
+    ("spec", "want"),
+    [
+        ({"os": {"name": "windows"}}, "windows"),
+        ({"nodeSelector": {"kubernetes.io/os": "windows"}}, "windows"),
+        ({"nodeSelector": {"kubernetes.io/os": "linux"}}, "linux"),
+    ],
+)
 def test_pods_name_the_os_by_spec_os_or_node_selector(spec: dict[str, Any], want: str) -> None:
     assert detect_platform(None, [_pod({}), _pod(spec)])[0] == want
 
@@ -79,8 +86,10 @@ def test_pods_demanding_two_operating_systems_are_one_line() -> None:
 
 
 def test_explain_of_the_windows_capture_says_windows_from_the_pods(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["explain", "--summary", str(WIN_SUMMARY), "--pods", str(WIN_PODS), "--kubelet-version", "1.32",
-                 "--json"]) == 0
+    assert (
+        main(["explain", "--summary", str(WIN_SUMMARY), "--pods", str(WIN_PODS), "--kubelet-version", "1.32", "--json"])
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     assert any("platform windows from its pods' kubernetes.io/os" in n for n in doc["notes"])
     assert any("no windows-global-commit-memory system container" in n for n in doc["notes"])

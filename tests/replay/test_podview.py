@@ -37,6 +37,7 @@ def _two_nodes(root: Path) -> Path:
 
 def _whole_table_summary(rec: Recording, node: str, tick: int) -> dict[str, Any] | None:
     """What summary_at returned when it read whole tables and filtered afterwards."""
+
     def rows(name: str) -> list[dict[str, Any]]:
         df = rec.scan(name).collect()
         return df.filter((pl.col("node") == node) & (pl.col("tick") == tick)).to_dicts()
@@ -61,8 +62,13 @@ def test_containers_at_an_eviction_are_the_pod_spec_with_the_usage_of_its_tick(t
     rec = open_recording(path)
     rows = {r.name: r for r in containers_at(rec, eviction)}
     assert {n: r.kind for n, r in rows.items()} == {
-        "el-sidecar1": "sidecar", "el-sidecar2": "sidecar", "el-sidecar3": "sidecar",
-        "el1": "regular", "el2": "regular", "el3": "regular"}
+        "el-sidecar1": "sidecar",
+        "el-sidecar2": "sidecar",
+        "el-sidecar3": "sidecar",
+        "el1": "regular",
+        "el2": "regular",
+        "el3": "regular",
+    }
     assert {n for n, r in rows.items() if r.named} == {"el1", "el2", "el3"}  # the offending_containers annotation
     summary = rec.summary_at(eviction.node, eviction.tick)
     assert summary is not None

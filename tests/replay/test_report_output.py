@@ -15,8 +15,9 @@ from replay.engine import replay_recording
 from replay.replay_report import in_force, print_result
 
 
-def test_settings_table_leaves_out_the_inert_containerfs_copies(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_settings_table_leaves_out_the_inert_containerfs_copies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     result = replay_recording(open_recording(sidecar_recording(tmp_path / "rec")), version="1.32")
     (node,) = result.nodes
     inert = [t for t in node.thresholds if not t.operator]

@@ -27,8 +27,9 @@ def test_the_pass_sees_the_pods_active_at_the_sample_time_in_every_timing(tmp_pa
     """The kubelet evicts 1 s after sampling; the recorder's tick may start before or after the pod turned Failed."""
     rec = open_recording(sidecar_recording(tmp_path / "rec", tick_offset=tick_offset, failed_after=1.0))
     if tick_offset > 1.0:  # the hazard is real: at the tick's own time the pod is already Failed
-        (failed,) = [p for p in rec.pods_at("kind-worker", rec.ticks("kind-worker")[2].time)
-                     if p["metadata"]["uid"] == POD_UID]
+        (failed,) = [
+            p for p in rec.pods_at("kind-worker", rec.ticks("kind-worker")[2].time) if p["metadata"]["uid"] == POD_UID
+        ]
         assert failed["status"]["phase"] == "Failed"
     result = replay_recording(rec, version="1.30")
     first = result.evictions[0]
@@ -110,8 +111,9 @@ def test_writing_over_something_else_is_refused_and_leaves_nothing(tmp_path: Pat
     assert sorted(os.listdir(tmp_path)) == ["busy", "rec"]
 
 
-def test_explain_at_first_eviction_prints_the_replays_message(tmp_path: Path,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_at_first_eviction_prints_the_replays_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rec = sidecar_recording(tmp_path / "rec")
     assert main(["explain", str(rec), "--at", "first-eviction", "--kubelet-version", "1.30", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
@@ -121,8 +123,9 @@ def test_explain_at_first_eviction_prints_the_replays_message(tmp_path: Path,
     assert "memory.available<1536Mi (hard)" in doc["manager_state"]["thresholds_first_observed"]
 
 
-def test_explain_at_a_time_shows_the_condition_held_by_the_transition_period(tmp_path: Path,
-                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_at_a_time_shows_the_condition_held_by_the_transition_period(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rec = sidecar_recording(tmp_path / "rec", lows=(False, True, False, False))
     assert main(["explain", str(rec), "--node", "kind-worker", "--at", "2024-05-20T10:15:25Z"]) == 0
     out = capsys.readouterr().out

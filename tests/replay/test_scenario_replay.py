@@ -103,7 +103,8 @@ def test_the_recording_says_it_came_from_a_scenario(recorded: Recorder) -> None:
     assert manifest.source == "scenario"
     assert manifest.options["scenario"] == "sidecar-stress"
     assert manifest.options["scenario_digest"] == outcome.scenario.digest and outcome.scenario.digest.startswith(
-        "sha256:")
+        "sha256:"
+    )
     assert manifest.kubelet_versions == {"kind-worker": "v1.30.0"}
 
 
@@ -112,10 +113,13 @@ def test_k3d_operator_pod_evicts_both_and_neither_comes_back(recorded: Recorder)
     outcome, path = recorded("k3d-operator-pod")
     ray = "raycluster-kuberay-workergroup-worker-x7k2p"
     assert [(e.node, e.pod, e.owner_kinds) for e in outcome.evictions] == [
-        ("k3d-dev-agent-1", ray, ("RayCluster",)), ("k3d-dev-agent-0", "memory-hog", ())]
+        ("k3d-dev-agent-1", ray, ("RayCluster",)),
+        ("k3d-dev-agent-0", "memory-hog", ()),
+    ]
     assert outcome.evictions[1].message == (
         f"{MEM}Threshold quantity: 1Gi, available: 972Mi. "
-        "Container stress was using 1400Mi, request is 0, has larger consumption of memory. ")
+        "Container stress was using 1400Mi, request is 0, has larger consumption of memory. "
+    )
     rec = open_recording(path)
     for node, name in (("k3d-dev-agent-0", "memory-hog"), ("k3d-dev-agent-1", ray)):
         pods = rec.pods_at(node)
@@ -128,7 +132,10 @@ def test_k3d_operator_pod_evicts_both_and_neither_comes_back(recorded: Recorder)
 def test_overcommit_tips_the_node_over_with_every_pod_within_its_limits(recorded: Recorder) -> None:
     outcome, path = recorded("overcommit")
     assert [(e.pod, e.tick) for e in outcome.evictions] == [
-        ("api-7c9f8d6b5d-4xkzq", 12), ("worker-5d7b9c8f4-p2m8w", 21), ("api-7c9f8d6b5d-vgsc8", 29)]
+        ("api-7c9f8d6b5d-4xkzq", 12),
+        ("worker-5d7b9c8f4-p2m8w", 21),
+        ("api-7c9f8d6b5d-vgsc8", 29),
+    ]
     rec = open_recording(path)
     for e in outcome.evictions:
         summary = rec.summary_at("worker-1", e.tick)
@@ -153,8 +160,10 @@ def test_an_init_container_eating_memory_is_named_only_from_1_32(recorded: Recor
 @pytest.mark.parametrize("version", ["1.30", "1.32"])
 def test_qos_contest_evicts_the_burstable_pod_above_its_request_first(recorded: Recorder, version: str) -> None:
     outcome, path = recorded("qos-contest", version)
-    message = (f"{MEM}Threshold quantity: 500Mi, available: 484Mi. "
-               "Container app was using 3584Mi, request is 500Mi, has larger consumption of memory. ")
+    message = (
+        f"{MEM}Threshold quantity: 500Mi, available: 484Mi. "
+        "Container app was using 3584Mi, request is 500Mi, has larger consumption of memory. "
+    )
     assert [(e.pod, e.message) for e in outcome.evictions] == [("burstable", message)]
     result = _replay(path)
     (ranking,) = [e.ranking for e in result.evictions]
@@ -167,12 +176,20 @@ def test_disk_pressure_with_a_shared_and_with_a_dedicated_imagefs(recorded: Reco
     outcome, path = recorded("disk-pressure")
     disk = "The node was low on resource: ephemeral-storage. "
     assert [(e.node, e.pod, e.cause, e.message) for e in outcome.evictions] == [
-        ("shared-fs", "log-flood", "imagefs.available",
-         f"{disk}Threshold quantity: 8053064000, available: 7118Mi. "
-         "Container app was using 14Gi, request is 0, has larger consumption of ephemeral-storage. "),
-        ("dedicated-imagefs", "scratch-writer", "imagefs.available",
-         f"{disk}Threshold quantity: 16106128000, available: 15260Mi. "
-         "Container build was using 55Gi, request is 0, has larger consumption of ephemeral-storage. "),
+        (
+            "shared-fs",
+            "log-flood",
+            "imagefs.available",
+            f"{disk}Threshold quantity: 8053064000, available: 7118Mi. "
+            "Container app was using 14Gi, request is 0, has larger consumption of ephemeral-storage. ",
+        ),
+        (
+            "dedicated-imagefs",
+            "scratch-writer",
+            "imagefs.available",
+            f"{disk}Threshold quantity: 16106128000, available: 15260Mi. "
+            "Container build was using 55Gi, request is 0, has larger consumption of ephemeral-storage. ",
+        ),
     ]
     result = _replay(path)
     topology = {n.node: (n.dedicated_image_fs, n.split_container_image_fs) for n in result.nodes}
@@ -182,8 +199,9 @@ def test_disk_pressure_with_a_shared_and_with_a_dedicated_imagefs(recorded: Reco
 
 def test_pid_pressure_evicts_the_forking_pod(recorded: Recorder) -> None:
     outcome, path = recorded("pid-pressure")
-    expected = [("forker", "pid.available", "The node was low on resource: pids. Threshold quantity: 3276, "
-                 "available: 2203. ")]
+    expected = [
+        ("forker", "pid.available", "The node was low on resource: pids. Threshold quantity: 3276, available: 2203. ")
+    ]
     assert [(e.pod, e.cause, e.message) for e in outcome.evictions] == expected
     assert _all_match(_replay(path, "1.30"))
 
@@ -208,8 +226,11 @@ def test_empty_dir_size_limit_and_container_ephemeral_storage_limit(recorded: Re
     outcome, path = recorded("local-storage-limits", version)
     assert [(e.pod, e.cause, e.message) for e in outcome.evictions] == [
         ("cache-filler", "emptydirfs.limit", 'Usage of EmptyDir volume "cache" exceeds the limit "1Gi". '),
-        ("log-spammer", "ephemeralcontainerfs.limit", 'Container app exceeded its local ephemeral storage limit '
-         '"500Mi". '),
+        (
+            "log-spammer",
+            "ephemeralcontainerfs.limit",
+            'Container app exceeded its local ephemeral storage limit "500Mi". ',
+        ),
     ]
     assert _all_match(_replay(path))
 
@@ -217,13 +238,15 @@ def test_empty_dir_size_limit_and_container_ephemeral_storage_limit(recorded: Re
 def test_a_sidecar_over_its_own_ephemeral_storage_limit_is_evicted_from_1_37(recorded: Recorder) -> None:
     outcome, _ = recorded("local-storage-limits", "1.37")
     assert ("sidecar-logs", 'Container shipper exceeded its local ephemeral storage limit "200Mi". ') in [
-        (e.pod, e.message) for e in outcome.evictions]
+        (e.pod, e.message) for e in outcome.evictions
+    ]
 
 
 # -- admission under pressure -----------------------------------------------------------------------------
 def test_a_best_effort_replacement_is_rejected_while_memory_pressure_holds(tmp_path: Path) -> None:
     path = tmp_path / "s.yaml"
-    path.write_text(textwrap.dedent("""\
+    path.write_text(
+        textwrap.dedent("""\
         kind: Scenario
         name: admission
         duration: 2m
@@ -239,11 +262,11 @@ def test_a_best_effort_replacement_is_rejected_while_memory_pressure_holds(tmp_p
               spec: {containers: [{name: c}]}
             recreate: {after: 20s}
             usage: {c: {memory: {grow: {by: 1Gi, every: 10s}}}}
-        """))
+        """)
+    )
     outcome = run_scenario(load_scenario(path), tmp_path / "rec")
     assert [e.pod for e in outcome.evictions] == ["hog-5f6d7c8b9-x2x4z"]
-    assert outcome.rejected and all(m == "The node had condition: [MemoryPressure]. " for _, _, m in
-                                    outcome.rejected)
+    assert outcome.rejected and all(m == "The node had condition: [MemoryPressure]. " for _, _, m in outcome.rejected)
     rec = open_recording(tmp_path / "rec")
     assert {r["name"] for r in rec.evictions()} == {"hog-5f6d7c8b9-x2x4z"}  # a rejection is no eviction
     assert outcome.rejected[0][1].split("/")[1] in {r["name"] for r in rec.evictions(admission=True)}
@@ -299,8 +322,10 @@ def test_a_bad_scenario_file_is_one_line_with_file_line_and_field(
     bad.write_text("kind: Scenario\nname: b\nduration: 1m\nnodes: []\nbogus: 1\n")
     assert main(["scenario", str(bad), "-o", str(tmp_path / "rec")]) == 2
     err = capsys.readouterr().err
-    assert err == f"evictlens scenario: {bad}: line 5: bogus: unknown field 'bogus'; expected one of apiVersion, " \
-                  "kind, name, description, start, interval, duration, kubelet, nodes, pods\n"
+    assert (
+        err == f"evictlens scenario: {bad}: line 5: bogus: unknown field 'bogus'; expected one of apiVersion, "
+        "kind, name, description, start, interval, duration, kubelet, nodes, pods\n"
+    )
     assert not (tmp_path / "rec").exists()
 
 
@@ -317,7 +342,8 @@ def test_a_manifest_the_kubelet_could_not_read_is_refused_before_anything_is_wri
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text(textwrap.dedent("""\
+    bad.write_text(
+        textwrap.dedent("""\
         kind: Scenario
         name: b
         duration: 1m
@@ -325,7 +351,8 @@ def test_a_manifest_the_kubelet_could_not_read_is_refused_before_anything_is_wri
         nodes: [{name: n1, capacity: {memory: 4Gi, ephemeral-storage: 50Gi}}]
         pods:
           - pod: {metadata: {name: p}, spec: {priority: high, containers: [{name: c}]}}
-        """))
+        """)
+    )
     assert main(["scenario", str(bad), "-o", str(tmp_path / "rec")]) == 2
     err = capsys.readouterr().err
     assert f"{bad}: line 7: pod default/p: spec.priority: expected an integer" in err

@@ -36,8 +36,15 @@ def _replay(tmp_path: Path, baseline: str, flags: list[str], version: str = "1.3
     extra: list[str] = []
     if baseline == "--config":
         path = tmp_path / "kubelet.yaml"
-        path.write_text(yaml.safe_dump({"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
-                                        "evictionHard": {"memory.available": "1.5Gi"}}))
+        path.write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "kubelet.config.k8s.io/v1beta1",
+                    "kind": "KubeletConfiguration",
+                    "evictionHard": {"memory.available": "1.5Gi"},
+                }
+            )
+        )
         extra = ["--config", str(path)]
     elif baseline == "--configz":
         path = tmp_path / "configz.json"
@@ -63,8 +70,11 @@ def test_eviction_hard_replaces_the_baselines_hard_thresholds(tmp_path: Path, ba
 
 @pytest.mark.parametrize("baseline", BASELINES)
 def test_eviction_soft_with_its_grace_period_applies(tmp_path: Path, baseline: str) -> None:
-    node = _replay(tmp_path, baseline, ["--eviction-soft", "memory.available<2Gi",
-                                        "--eviction-soft-grace-period", "memory.available=1m30s"])
+    node = _replay(
+        tmp_path,
+        baseline,
+        ["--eviction-soft", "memory.available<2Gi", "--eviction-soft-grace-period", "memory.available=1m30s"],
+    )
     (soft,) = [t for t in node.thresholds if not t.hard]
     assert (soft.signal, soft.quantity, soft.grace_period_ns) == ("memory.available", 2 << 30, 90 * 10**9)
     assert node.settings_sources["evictionSoft"] == "--eviction-soft"
@@ -96,8 +106,12 @@ def test_eviction_pressure_transition_period_applies(tmp_path: Path, baseline: s
 @pytest.mark.parametrize("baseline", BASELINES)
 def test_without_flags_each_field_names_its_baseline(tmp_path: Path, baseline: str) -> None:
     node = _replay(tmp_path, baseline, [])
-    expected = {"none": "defaults of kubelet 1.32", "recorded-configz": "recorded /configz of kind-worker",
-                "--config": str(tmp_path / "kubelet.yaml"), "--configz": str(tmp_path / "configz.json")}[baseline]
+    expected = {
+        "none": "defaults of kubelet 1.32",
+        "recorded-configz": "recorded /configz of kind-worker",
+        "--config": str(tmp_path / "kubelet.yaml"),
+        "--configz": str(tmp_path / "configz.json"),
+    }[baseline]
     assert node.settings_sources["evictionHard"] == expected
     assert node.pressure_transition_period_ns == 5 * MINUTE_NS
 
@@ -110,8 +124,9 @@ def test_the_transition_period_flag_shortens_how_long_the_condition_is_held(tmp_
     assert (row["from_tick"], row["to_tick"]) == (1, 4)  # last met at 10 s: held while less than 30 s ago
 
 
-def test_a_grace_period_for_a_signal_without_soft_threshold_is_an_error(tmp_path: Path,
-                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_grace_period_for_a_signal_without_soft_threshold_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rec = sidecar_recording(tmp_path / "rec")
     assert main(["replay", str(rec), "--eviction-soft-grace-period", "memory.available=1m"]) == 2
     err = capsys.readouterr().err
@@ -152,25 +167,30 @@ def test_each_node_gets_its_own_versions_defaults(tmp_path: Path) -> None:
 def test_a_config_file_is_read_with_each_nodes_version(tmp_path: Path) -> None:
     rec = _two_versions(tmp_path / "rec")
     path = tmp_path / "kubelet.yaml"
-    path.write_text("kind: KubeletConfiguration\nevictionSoft:\n  memory.available: 1Gi\n"
-                    "evictionSoftGracePeriod:\n  memory.available: 1m\n")
+    path.write_text(
+        "kind: KubeletConfiguration\nevictionSoft:\n  memory.available: 1Gi\n"
+        "evictionSoftGracePeriod:\n  memory.available: 1m\n"
+    )
     result = replay_recording(open_recording(rec), request_from_args(_args([str(rec), "--config", str(path)])))
     assert "imagefs.inodesFree<5%" in _texts(result.node("new")) and "imagefs.inodesFree<5%" not in _texts(
-        result.node("old"))
+        result.node("old")
+    )
     assert result.node("old").settings_sources["evictionHard"].startswith("defaults of kubelet 1.29")
 
 
 def test_a_field_the_nodes_version_does_not_have_is_an_error_naming_the_node(tmp_path: Path) -> None:
     rec = _two_versions(tmp_path / "rec")
     path = tmp_path / "kubelet.yaml"
-    path.write_text("kind: KubeletConfiguration\nmergeDefaultEvictionSettings: true\nevictionHard:\n"
-                    "  memory.available: 1Gi\n")
+    path.write_text(
+        "kind: KubeletConfiguration\nmergeDefaultEvictionSettings: true\nevictionHard:\n  memory.available: 1Gi\n"
+    )
     with pytest.raises(InputError, match=r"not a field of kubelet 1.30 .*\(node new, kubelet 1.30\)"):
         replay_recording(open_recording(rec), request_from_args(_args([str(rec), "--config", str(path)])))
 
 
-def test_the_output_states_effective_settings_and_their_sources(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_output_states_effective_settings_and_their_sources(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rec = sidecar_recording(tmp_path / "rec")
     assert main(["replay", str(rec), "--eviction-pressure-transition-period", "1m"]) == 0
     out = capsys.readouterr().out
@@ -179,11 +199,16 @@ def test_the_output_states_effective_settings_and_their_sources(tmp_path: Path,
 
 
 def test_feature_gates_of_the_recorded_configz_apply_and_the_flag_wins(tmp_path: Path) -> None:
-    configz = {"kubeletconfig": {**CONFIGZ["kubeletconfig"],
-                                 "featureGates": {"InPlacePodVerticalScaling": True, "CPUManager": True}}}
+    configz = {
+        "kubeletconfig": {
+            **CONFIGZ["kubeletconfig"],
+            "featureGates": {"InPlacePodVerticalScaling": True, "CPUManager": True},
+        }
+    }
     rec = sidecar_recording(tmp_path / "rec", configz=configz)
-    (node,) = replay_recording(open_recording(rec), request_from_args(_args([str(rec), "--kubelet-version", "1.30"]))
-                               ).nodes
+    (node,) = replay_recording(
+        open_recording(rec), request_from_args(_args([str(rec), "--kubelet-version", "1.30"]))
+    ).nodes
     assert "feature gates InPlacePodVerticalScaling=True from recorded /configz of kind-worker" in node.version_source
     args = _args([str(rec), "--kubelet-version", "1.30", "--feature-gates", "InPlacePodVerticalScaling=false"])
     (node,) = replay_recording(open_recording(rec), request_from_args(args)).nodes

@@ -19,8 +19,12 @@ def test_ticks_with_stale_or_missing_pods_are_counted_in_a_note(tmp_path: Path) 
     writer.observe("node", node_object(), observed=micros(T0), node="kind-worker")
     for pod in pods():
         writer.observe("pod", pod, observed=micros(T0), node="kind-worker")
-    notes = [None, f"{PODS_STALE}: no fresh /pods list (timeout); the pods are as listed at tick 0",
-             f"{PODS_MISSING}: no /pods list from the kubelet yet (timeout)", None]
+    notes = [
+        None,
+        f"{PODS_STALE}: no fresh /pods list (timeout); the pods are as listed at tick 0",
+        f"{PODS_MISSING}: no /pods list from the kubelet yet (timeout)",
+        None,
+    ]
     for i, note in enumerate(notes):
         when = T0 + timedelta(seconds=10 * (i + 1))
         tick = writer.begin_tick(micros(when))

@@ -35,8 +35,17 @@ def _memory(draw: Any, time: int) -> dict[str, Any]:
 
 
 def _fs(draw: Any, time: int) -> dict[str, Any]:
-    out = _maybe(draw, {"availableBytes": U64, "capacityBytes": U64, "usedBytes": U64, "inodesFree": U64,
-                        "inodes": U64, "inodesUsed": U64})
+    out = _maybe(
+        draw,
+        {
+            "availableBytes": U64,
+            "capacityBytes": U64,
+            "usedBytes": U64,
+            "inodesFree": U64,
+            "inodes": U64,
+            "inodesUsed": U64,
+        },
+    )
     if draw(st.booleans()):
         out["time"] = format_time(time)
     return out
@@ -44,14 +53,23 @@ def _fs(draw: Any, time: int) -> dict[str, Any]:
 
 @st.composite
 def summaries(draw: Any, time: int) -> dict[str, Any]:
-    node = {"nodeName": "n", "memory": {"time": format_time(time), "availableBytes": 1, "workingSetBytes": 2},
-            "systemContainers": [{"name": "pods", "memory": _memory(draw, time)}, {"name": "kubelet"}]}
+    node = {
+        "nodeName": "n",
+        "memory": {"time": format_time(time), "availableBytes": 1, "workingSetBytes": 2},
+        "systemContainers": [{"name": "pods", "memory": _memory(draw, time)}, {"name": "kubelet"}],
+    }
     pods = []
     for p in range(draw(st.integers(0, 5))):
         pod: dict[str, Any] = {}
         if draw(st.integers(0, 5)):
-            pod["podRef"] = _maybe(draw, {"name": st.sampled_from([f"p{p}", ""]), "namespace": st.just("ns"),
-                                          "uid": st.sampled_from([f"u{p}", f"u{p}", "", "u0"])})
+            pod["podRef"] = _maybe(
+                draw,
+                {
+                    "name": st.sampled_from([f"p{p}", ""]),
+                    "namespace": st.just("ns"),
+                    "uid": st.sampled_from([f"u{p}", f"u{p}", "", "u0"]),
+                },
+            )
         if draw(st.booleans()):
             pod["memory"] = _memory(draw, time)
         if draw(st.booleans()):
@@ -60,15 +78,23 @@ def summaries(draw: Any, time: int) -> dict[str, Any]:
             pod["process_stats"] = _maybe(draw, {"process_count": U64})
         if draw(st.integers(0, 3)):
             pod["containers"] = [
-                {k: v for k, v in {"name": draw(st.sampled_from(["c", "d", ""])) if draw(st.integers(0, 4)) else None,
-                                   "memory": _memory(draw, time) if draw(st.booleans()) else None,
-                                   "rootfs": _fs(draw, time) if draw(st.booleans()) else None,
-                                   "logs": _fs(draw, time) if draw(st.booleans()) else None}.items()
-                 if v is not None}
-                for _ in range(draw(st.integers(0, 3)))]
+                {
+                    k: v
+                    for k, v in {
+                        "name": draw(st.sampled_from(["c", "d", ""])) if draw(st.integers(0, 4)) else None,
+                        "memory": _memory(draw, time) if draw(st.booleans()) else None,
+                        "rootfs": _fs(draw, time) if draw(st.booleans()) else None,
+                        "logs": _fs(draw, time) if draw(st.booleans()) else None,
+                    }.items()
+                    if v is not None
+                }
+                for _ in range(draw(st.integers(0, 3)))
+            ]
         if draw(st.booleans()):
-            pod["volume"] = [dict(_fs(draw, time), **({"name": f"v{v}"} if draw(st.integers(0, 4)) else {}))
-                             for v in range(draw(st.integers(0, 2)))]
+            pod["volume"] = [
+                dict(_fs(draw, time), **({"name": f"v{v}"} if draw(st.integers(0, 4)) else {}))
+                for v in range(draw(st.integers(0, 2)))
+            ]
         pods.append(pod)
     return {"node": node, "pods": pods}
 
@@ -124,13 +150,28 @@ def _lean_fs(f: FsStats | None) -> FsStats | None:
 def _part(pod: PodStats, parts: int) -> PodStats:
     """What a lean build keeps of the reference's PodStats: what ranking and the message read."""
     memory, files = parts & MEMORY, parts & FILESYSTEMS
-    containers = () if not (memory or files) else tuple(
-        ContainerStats(c.name, _lean_memory(c.memory) if memory else None, _lean_fs(c.rootfs) if files else None,
-                       _lean_fs(c.logs) if files else None)
-        for c in pod.containers)
+    containers = (
+        ()
+        if not (memory or files)
+        else tuple(
+            ContainerStats(
+                c.name,
+                _lean_memory(c.memory) if memory else None,
+                _lean_fs(c.rootfs) if files else None,
+                _lean_fs(c.logs) if files else None,
+            )
+            for c in pod.containers
+        )
+    )
     volumes = tuple(VolumeStats(v.name, _lean_fs(v.fs) or FsStats()) for v in pod.volumes) if files else ()
-    return PodStats(pod.pod_ref, containers, _lean_memory(pod.memory) if memory else None, volumes, None,
-                    pod.process_stats if parts & PROCESSES else None)
+    return PodStats(
+        pod.pod_ref,
+        containers,
+        _lean_memory(pod.memory) if memory else None,
+        volumes,
+        None,
+        pod.process_stats if parts & PROCESSES else None,
+    )
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -148,8 +189,10 @@ def test_built_pods_equal_the_reference_parse_of_the_decoded_summary(data: Any, 
         for parts in (0, MEMORY, PROCESSES, FILESYSTEMS, MEMORY | PROCESSES):
             assert at.built(parts, source="s") == Summary(expected.node, tuple(_part(p, parts) for p in expected.pods))
             uids = data.draw(st.frozensets(st.sampled_from(["u0", "u1", "u2", "u3", ""])))  # a pass's candidates
-            assert at.built(parts, source="s", uids=uids) == Summary(expected.node, tuple(
-                _part(p, parts) if p.pod_ref.uid in uids else PodStats(p.pod_ref) for p in expected.pods))
+            assert at.built(parts, source="s", uids=uids) == Summary(
+                expected.node,
+                tuple(_part(p, parts) if p.pod_ref.uid in uids else PodStats(p.pod_ref) for p in expected.pods),
+            )
         assert at.built(WHOLE, source="s", uids=frozenset()) == expected
 
 
@@ -158,8 +201,14 @@ def test_built_pods_equal_the_reference_parse_of_the_decoded_summary(data: Any, 
 def test_where_the_build_cannot_be_exact_the_reference_answers(data: Any, how: str) -> None:
     docs = [data.draw(summaries(T0)) for _ in range(2)]
     for doc in docs:
-        doc["pods"].append({"podRef": {"uid": "x"}, "containers": [{"name": "c"}], "volume": [{"name": "v"}],
-                            "memory": {"time": format_time(T0)}})
+        doc["pods"].append(
+            {
+                "podRef": {"uid": "x"},
+                "containers": [{"name": "c"}],
+                "volume": [{"name": "v"}],
+                "memory": {"time": format_time(T0)},
+            }
+        )
     frames = _frames(docs, data)
     pods = frames[POD_STATS.name]
     last = pods.filter(pl.col("pod_uid") == "x")
@@ -173,10 +222,12 @@ def test_where_the_build_cannot_be_exact_the_reference_answers(data: Any, how: s
     else:
         early = pl.lit(-31_000_000_000_000_000, pl.Int64).cast(pl.Datetime("us", "UTC"))  # year 987
         frames[POD_STATS.name] = pods.with_columns(
-            pl.when(pl.col("pod_uid") == "x").then(early).otherwise(pl.col("memory_time")).alias("memory_time"))
+            pl.when(pl.col("pod_uid") == "x").then(early).otherwise(pl.col("memory_time")).alias("memory_time")
+        )
     window = SummaryWindow(FakeNode(frames), [0, 1])  # type: ignore[arg-type]
     for tick in (0, 1):
         expected = _outcome(lambda tick=tick: _reference(frames, tick))
         assert _outcome(lambda tick=tick: SummaryAt(window, tick).built(WHOLE, source="s")) == expected
         assert _outcome(lambda tick=tick: SummaryAt(window, tick).built(MEMORY, source="s").node) == _outcome(
-            lambda tick=tick: _reference(frames, tick).node)
+            lambda tick=tick: _reference(frames, tick).node
+        )

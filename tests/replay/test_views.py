@@ -44,11 +44,20 @@ def test_a_condition_still_on_at_the_end_counts_up_to_the_nodes_last_pass(result
 
 def test_signals_sort_in_the_kubelets_order_and_only_bytes_are_bytes() -> None:
     shuffled = ["pid.available", "custom.signal", "nodefs.inodesFree", "memory.available", "imagefs.available"]
-    assert sorted(shuffled, key=signal_key) == ["memory.available", "nodefs.inodesFree", "imagefs.available",
-                                                "pid.available", "custom.signal"]
+    assert sorted(shuffled, key=signal_key) == [
+        "memory.available",
+        "nodefs.inodesFree",
+        "imagefs.available",
+        "pid.available",
+        "custom.signal",
+    ]
     assert [s for s in SIGNAL_ORDER if is_bytes(s)] == [
-        "memory.available", "allocatableMemory.available", "nodefs.available", "imagefs.available",
-        "containerfs.available"]
+        "memory.available",
+        "allocatableMemory.available",
+        "nodefs.available",
+        "imagefs.available",
+        "containerfs.available",
+    ]
     assert set(SHORT_SIGNAL) == set(SIGNAL_ORDER)
 
 
@@ -80,6 +89,13 @@ def test_align_pairs_each_pods_first_eviction_in_two_results(rec: Path) -> None:
     assert pair.first_time == min(pair.a.time, pair.b.time)
     times = [p.first_time for p in align(a, b)]
     assert times == sorted(t for t in times if t is not None)
-    only_a = align(a, replay_recording(recording, SettingsRequest(label="none", kubelet_version="1.30",
-                                                                  overrides=FlagOverrides(eviction_hard=("memory.available<1Mi",)))))
+    only_a = align(
+        a,
+        replay_recording(
+            recording,
+            SettingsRequest(
+                label="none", kubelet_version="1.30", overrides=FlagOverrides(eviction_hard=("memory.available<1Mi",))
+            ),
+        ),
+    )
     assert {p.status for p in only_a} == {"only in A"}

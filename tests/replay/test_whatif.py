@@ -40,14 +40,17 @@ def _whatif_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, ob
 
 
 def test_higher_threshold_evicts_more_and_only_1_32_names_the_sidecars(
-        rec: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rec: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     doc = _whatif_json(capsys, str(rec), *HARD, "--kubelet-version", "1.30,1.32", "--as-recorded")
     variants = doc["variants"]
     assert isinstance(variants, list)
     assert [v["label"] for v in variants] == [
         "baseline",
-        "--eviction-hard=memory.available<100Mi kubelet 1.30", "--eviction-hard=memory.available<100Mi kubelet 1.32",
-        "--eviction-hard=memory.available<1.5Gi kubelet 1.30", "--eviction-hard=memory.available<1.5Gi kubelet 1.32",
+        "--eviction-hard=memory.available<100Mi kubelet 1.30",
+        "--eviction-hard=memory.available<100Mi kubelet 1.32",
+        "--eviction-hard=memory.available<1.5Gi kubelet 1.30",
+        "--eviction-hard=memory.available<1.5Gi kubelet 1.32",
     ]
     assert [v["evictions"] for v in variants] == [2, 0, 0, 2, 2]
     assert variants[0]["kubelet_versions"] == ["1.30"]  # the node's own kubeletVersion and /configz
@@ -73,26 +76,48 @@ def test_the_table_marks_what_1_32_adds_to_the_message(rec: Path, capsys: pytest
 
 
 def test_each_occurrence_is_a_variant_and_flags_multiply(rec: Path) -> None:
-    variants = variants_from_args(_args(*HARD, "--eviction-pressure-transition-period", "1m",
-                                               "--eviction-pressure-transition-period", "0s"))
+    variants = variants_from_args(
+        _args(*HARD, "--eviction-pressure-transition-period", "1m", "--eviction-pressure-transition-period", "0s")
+    )
     assert len(variants) == 1 + 2 * 2
     assert variants[0].request.overrides.given() == {} and variants[0].request.kubelet_version is None
     assert variants[4].request.overrides.given() == {
-        "--eviction-hard": "memory.available<1.5Gi", "--eviction-pressure-transition-period": "0s"}
+        "--eviction-hard": "memory.available<1.5Gi",
+        "--eviction-pressure-transition-period": "0s",
+    }
 
 
 def test_soft_thresholds_pair_with_grace_periods_by_position(rec: Path) -> None:
-    variants = variants_from_args(_args(
-        "--eviction-soft", "memory.available<2Gi", "--eviction-soft", "memory.available<3Gi",
-        "--eviction-soft-grace-period", "memory.available=10s", "--eviction-soft-grace-period", "memory.available=1m"))
+    variants = variants_from_args(
+        _args(
+            "--eviction-soft",
+            "memory.available<2Gi",
+            "--eviction-soft",
+            "memory.available<3Gi",
+            "--eviction-soft-grace-period",
+            "memory.available=10s",
+            "--eviction-soft-grace-period",
+            "memory.available=1m",
+        )
+    )
     assert [v.request.overrides.eviction_soft_grace_period for v in variants[1:]] == [
-        ("memory.available=10s",), ("memory.available=1m",)]
+        ("memory.available=10s",),
+        ("memory.available=1m",),
+    ]
 
 
 def test_mismatched_grace_periods_and_nothing_to_compare_are_one_line(
-        rec: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["whatif", str(rec), "--eviction-soft", "memory.available<2Gi", "--eviction-soft", "memory.available<3Gi",
-            *(["--eviction-soft-grace-period", "memory.available=1s"] * 3)]
+    rec: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [
+        "whatif",
+        str(rec),
+        "--eviction-soft",
+        "memory.available<2Gi",
+        "--eviction-soft",
+        "memory.available<3Gi",
+        *(["--eviction-soft-grace-period", "memory.available=1s"] * 3),
+    ]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "--eviction-soft-grace-period" in err and err.count("\n") == 1
@@ -123,7 +148,12 @@ def test_output_holds_every_variant_and_the_comparison(rec: Path, tmp_path: Path
     out = tmp_path / "out"
     assert main(["whatif", str(rec), *HARD, "-o", str(out), "--as-recorded"]) == 0
     assert sorted(p.name for p in out.iterdir()) == [
-        "compare.json", "compare.parquet", "variant-0", "variant-1", "variant-2"]
+        "compare.json",
+        "compare.parquet",
+        "variant-0",
+        "variant-1",
+        "variant-2",
+    ]
     assert stat.S_IMODE(out.stat().st_mode) == 0o700
     assert stat.S_IMODE((out / "compare.json").stat().st_mode) == 0o600
     assert [len(load(out / f"variant-{i}").evictions) for i in range(3)] == [2, 0, 2]

@@ -45,23 +45,34 @@ async def detail(out: Path) -> None:
         nodes.move_cursor(row=[r.key for r in nodes.visible_records()].index(first.node))
         t2 = time.perf_counter()
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.model is not None,
-                    "the timeline", 600)
+        await until(
+            pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.model is not None, "the timeline", 600
+        )
         t3 = time.perf_counter()
         await pilot.press("enter")  # the timeline opens on the first eviction mark
-        await until(pilot, lambda: isinstance(app.screen, EvictionScreen)
-                    and bool(app.screen.query_one("#containers", RecordTable).records), "the detail", 600)
+        await until(
+            pilot,
+            lambda: (
+                isinstance(app.screen, EvictionScreen)
+                and bool(app.screen.query_one("#containers", RecordTable).records)
+            ),
+            "the detail",
+            600,
+        )
         t4 = time.perf_counter()
         e = app.screen.eviction
         await pilot.press("v")
-        await until(pilot, lambda: isinstance(app.screen, PodScreen) and app.screen.series is not None,
-                    "the pod view", 600)
+        await until(
+            pilot, lambda: isinstance(app.screen, PodScreen) and app.screen.series is not None, "the pod view", 600
+        )
         t5 = time.perf_counter()
         problems = [n.message for n in app._notifications]
         app.exit()
-    print(f"overview {t1 - t0:.2f} s · node timeline {t3 - t2:.2f} s · eviction detail {t4 - t3:.2f} s "
-          f"(node → detail {t4 - t2:.2f} s) · pod view {t5 - t4:.2f} s · {e.node} {e.namespace}/{e.pod}"
-          + (f" · notifications: {problems}" if problems else ""))
+    print(
+        f"overview {t1 - t0:.2f} s · node timeline {t3 - t2:.2f} s · eviction detail {t4 - t3:.2f} s "
+        f"(node → detail {t4 - t2:.2f} s) · pod view {t5 - t4:.2f} s · {e.node} {e.namespace}/{e.pod}"
+        + (f" · notifications: {problems}" if problems else "")
+    )
 
 
 async def open_recording(rec: Path) -> None:

@@ -30,8 +30,14 @@ from replay.results import (
 from replay.results_io import write
 
 START = datetime(2024, 5, 20, tzinfo=UTC)
-SIGNALS = ("memory.available", "allocatableMemory.available", "nodefs.available", "nodefs.inodesFree",
-           "imagefs.available", "pid.available")
+SIGNALS = (
+    "memory.available",
+    "allocatableMemory.available",
+    "nodefs.available",
+    "nodefs.inodesFree",
+    "imagefs.available",
+    "pid.available",
+)
 GI = 1 << 30
 
 
@@ -39,53 +45,132 @@ def synthesize(nodes: int = 100, ticks: int = 8640, evictions_per_node: int = 3)
     names = [f"node-{i:03d}" for i in range(nodes)]
     base = pl.DataFrame({"node": names}).join(pl.DataFrame({"tick": pl.arange(0, ticks, eager=True)}), how="cross")
     base = base.join(pl.DataFrame({"signal": list(SIGNALS)}), how="cross")
-    signals = base.with_columns(
-        pl.lit(START).dt.cast_time_unit("us").dt.replace_time_zone("UTC").alias("start"),
-    ).select(
-        "node", pl.col("tick").cast(pl.Int64),
-        (pl.col("start") + pl.duration(seconds=pl.col("tick") * 10)).alias("time"), "signal",
-        ((pl.col("tick") * 7919 + pl.col("node").str.slice(5).cast(pl.Int64) * 104729) % (6 * GI) + GI // 2)
-        .cast(pl.Int64).alias("available"),
-        pl.lit(8 * GI, pl.Int64).alias("capacity"),
-        pl.when(pl.col("signal") == "memory.available").then(pl.lit(0)).otherwise(None).cast(pl.Int32)
-        .alias("threshold_id"),
-        pl.when(pl.col("signal") == "memory.available").then(pl.lit(GI)).otherwise(None).cast(pl.Int64)
-        .alias("threshold_value"),
-    ).with_columns(
-        (pl.col("available") < pl.col("threshold_value")).alias("met"),
-        (pl.col("available") < pl.col("threshold_value")).alias("actionable"),
-    ).select(SIGNALS_SCHEMA.names()).cast(dict(SIGNALS_SCHEMA))
-    threshold = ThresholdSetting(0, "memory.available", "LessThan", GI, None, 0, True, None, None,
-                                 "memory.available<1Gi")
-    node_results = tuple(NodeResult(
-        node=n, kubelet_version="1.32", version_source="synthetic", platform="linux", dedicated_image_fs=False,
-        split_container_image_fs=False, topology_source="synthetic", config_source="synthetic", settings_sources={},
-        thresholds=(threshold,), pressure_transition_period_ns=300_000_000_000, max_pod_grace_period_s=0,
-        passes=ticks, gaps=0, errors=(), reasons={"evicted": evictions_per_node},
-        first_time=START, last_time=START + timedelta(seconds=10 * (ticks - 1))) for n in names)
+    signals = (
+        base.with_columns(
+            pl.lit(START).dt.cast_time_unit("us").dt.replace_time_zone("UTC").alias("start"),
+        )
+        .select(
+            "node",
+            pl.col("tick").cast(pl.Int64),
+            (pl.col("start") + pl.duration(seconds=pl.col("tick") * 10)).alias("time"),
+            "signal",
+            ((pl.col("tick") * 7919 + pl.col("node").str.slice(5).cast(pl.Int64) * 104729) % (6 * GI) + GI // 2)
+            .cast(pl.Int64)
+            .alias("available"),
+            pl.lit(8 * GI, pl.Int64).alias("capacity"),
+            pl.when(pl.col("signal") == "memory.available")
+            .then(pl.lit(0))
+            .otherwise(None)
+            .cast(pl.Int32)
+            .alias("threshold_id"),
+            pl.when(pl.col("signal") == "memory.available")
+            .then(pl.lit(GI))
+            .otherwise(None)
+            .cast(pl.Int64)
+            .alias("threshold_value"),
+        )
+        .with_columns(
+            (pl.col("available") < pl.col("threshold_value")).alias("met"),
+            (pl.col("available") < pl.col("threshold_value")).alias("actionable"),
+        )
+        .select(SIGNALS_SCHEMA.names())
+        .cast(dict(SIGNALS_SCHEMA))
+    )
+    threshold = ThresholdSetting(
+        0, "memory.available", "LessThan", GI, None, 0, True, None, None, "memory.available<1Gi"
+    )
+    node_results = tuple(
+        NodeResult(
+            node=n,
+            kubelet_version="1.32",
+            version_source="synthetic",
+            platform="linux",
+            dedicated_image_fs=False,
+            split_container_image_fs=False,
+            topology_source="synthetic",
+            config_source="synthetic",
+            settings_sources={},
+            thresholds=(threshold,),
+            pressure_transition_period_ns=300_000_000_000,
+            max_pod_grace_period_s=0,
+            passes=ticks,
+            gaps=0,
+            errors=(),
+            reasons={"evicted": evictions_per_node},
+            first_time=START,
+            last_time=START + timedelta(seconds=10 * (ticks - 1)),
+        )
+        for n in names
+    )
     evictions = []
     conditions: dict[str, list[object]] = {c: [] for c in CONDITIONS_SCHEMA.names()}
     for i, n in enumerate(names):
         for k in range(evictions_per_node):
             tick = (i * 37 + k * 2000) % ticks
             when = START + timedelta(seconds=10 * tick)
-            ranking = tuple(RankedPod(r + 1, "default", f"pod-{i}-{r}", f"uid-{i}-{r}", "Burstable", 0, True, True,
-                                      GI // (r + 1), GI // 4, GI // (r + 1) - GI // 4, None, False,
-                                      "usage above request; priority 0") for r in range(30))
-            evictions.append(Eviction(
-                id=len(evictions), node=n, tick=tick, time=when, namespace="default", pod=f"pod-{i}-{k}",
-                uid=f"uid-{i}-{k}", owner_kind="ReplicaSet", owner_name=f"rs-{i}", qos="Burstable", priority=0,
-                cause="memory.available", signal="memory.available", hard=True, observed_available=GI - 1,
-                threshold_value=GI, grace_period_override=0,
-                message="The node was low on resource: memory. Threshold quantity: 1Gi, available: 1048575Ki. ",
-                annotations={"starved_resource": "memory"}, ranking=ranking))
-            for name, value in (("node", n), ("condition", "MemoryPressure"), ("from", when),
-                                ("to", when + timedelta(minutes=5)), ("from_tick", tick), ("to_tick", tick + 30)):
+            ranking = tuple(
+                RankedPod(
+                    r + 1,
+                    "default",
+                    f"pod-{i}-{r}",
+                    f"uid-{i}-{r}",
+                    "Burstable",
+                    0,
+                    True,
+                    True,
+                    GI // (r + 1),
+                    GI // 4,
+                    GI // (r + 1) - GI // 4,
+                    None,
+                    False,
+                    "usage above request; priority 0",
+                )
+                for r in range(30)
+            )
+            evictions.append(
+                Eviction(
+                    id=len(evictions),
+                    node=n,
+                    tick=tick,
+                    time=when,
+                    namespace="default",
+                    pod=f"pod-{i}-{k}",
+                    uid=f"uid-{i}-{k}",
+                    owner_kind="ReplicaSet",
+                    owner_name=f"rs-{i}",
+                    qos="Burstable",
+                    priority=0,
+                    cause="memory.available",
+                    signal="memory.available",
+                    hard=True,
+                    observed_available=GI - 1,
+                    threshold_value=GI,
+                    grace_period_override=0,
+                    message="The node was low on resource: memory. Threshold quantity: 1Gi, available: 1048575Ki. ",
+                    annotations={"starved_resource": "memory"},
+                    ranking=ranking,
+                )
+            )
+            for name, value in (
+                ("node", n),
+                ("condition", "MemoryPressure"),
+                ("from", when),
+                ("to", when + timedelta(minutes=5)),
+                ("from_tick", tick),
+                ("to_tick", tick + 30),
+            ):
                 conditions[name].append(value)
     return ReplayResult(
-        recording="/nonexistent/synthetic-day", interval_seconds=10.0, settings={"label": "synthetic day"},
-        nodes=node_results, evictions=tuple(evictions), matches=(), notes=(), signals=signals,
-        conditions=pl.DataFrame(conditions, schema=CONDITIONS_SCHEMA))
+        recording="/nonexistent/synthetic-day",
+        interval_seconds=10.0,
+        settings={"label": "synthetic day"},
+        nodes=node_results,
+        evictions=tuple(evictions),
+        matches=(),
+        notes=(),
+        signals=signals,
+        conditions=pl.DataFrame(conditions, schema=CONDITIONS_SCHEMA),
+    )
 
 
 async def time_to_overview(out: Path) -> float:
@@ -118,8 +203,10 @@ def main() -> None:
         result = synthesize(nodes, ticks)
         write(result, out)
         size = sum(f.stat().st_size for f in out.iterdir())
-        print(f"synthesized {result.signals.height:,} signal rows, {len(result.evictions)} evictions "
-              f"({size / 1e6:.1f} MB on disk) in {time.perf_counter() - t0:.1f} s")
+        print(
+            f"synthesized {result.signals.height:,} signal rows, {len(result.evictions)} evictions "
+            f"({size / 1e6:.1f} MB on disk) in {time.perf_counter() - t0:.1f} s"
+        )
         from tui.results_dir import open_results_dir
 
         t0 = time.perf_counter()

@@ -35,8 +35,13 @@ def test_classify_tells_results_from_recordings(results_dir: Path, sample_rec: P
 
 def _model(sample_rec: Path) -> TimelineModel:
     view = ResultsView.from_result(replay_recording(open_recording(sample_rec)), "t", str(sample_rec))
-    return TimelineModel(view.node("kind-worker"), view.node_series("kind-worker"), view.result.conditions,
-                         view.evictions_of("kind-worker"), view.real_of("kind-worker"))
+    return TimelineModel(
+        view.node("kind-worker"),
+        view.node_series("kind-worker"),
+        view.result.conditions,
+        view.evictions_of("kind-worker"),
+        view.real_of("kind-worker"),
+    )
 
 
 def test_timeline_zoom_keeps_the_cursor_in_the_window_and_jumps_stop_at_the_ends(sample_rec: Path) -> None:

@@ -18,16 +18,18 @@ pytestmark = pytest.mark.anyio
 async def _problem(target: Path, cache: Path) -> tuple[str, int | None]:
     app = make_app(target, cache=cache)
     async with app.run_test(size=(120, 30)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, ErrorScreen) and app.screen.query("#error-problem"),
-                    "the error screen")
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, ErrorScreen) and app.screen.query("#error-problem"),
+            "the error screen",
+        )
         problem = str(app.screen.query_one("#error-problem", Static).content)
         await pilot.press("q")
         await pilot.pause()
     return problem, app.return_code
 
 
-async def test_a_directory_that_is_not_a_recording_shows_the_error_screen(
-        tmp_path: Path, sample_cache: Path) -> None:
+async def test_a_directory_that_is_not_a_recording_shows_the_error_screen(tmp_path: Path, sample_cache: Path) -> None:
     (tmp_path / "notes.txt").write_text("hello")
     problem, status = await _problem(tmp_path, sample_cache)
     assert problem.startswith(str(tmp_path)) and "neither a recording" in problem
@@ -40,8 +42,7 @@ async def test_a_missing_path_is_named(tmp_path: Path, sample_cache: Path) -> No
     assert problem == f"{tmp_path / 'nope'}: no such file or directory"
 
 
-async def test_a_damaged_recording_names_the_damaged_file(tmp_path: Path, sample_rec: Path,
-                                                          sample_cache: Path) -> None:
+async def test_a_damaged_recording_names_the_damaged_file(tmp_path: Path, sample_rec: Path, sample_cache: Path) -> None:
     rec = tmp_path / "rec"
     shutil.copytree(sample_rec, rec)
     (part,) = (rec / "parts").iterdir()
@@ -51,8 +52,7 @@ async def test_a_damaged_recording_names_the_damaged_file(tmp_path: Path, sample
     assert status == 2
 
 
-async def test_a_damaged_results_directory_is_one_line(tmp_path: Path, results_dir: Path,
-                                                       sample_cache: Path) -> None:
+async def test_a_damaged_results_directory_is_one_line(tmp_path: Path, results_dir: Path, sample_cache: Path) -> None:
     out = tmp_path / "out"
     shutil.copytree(results_dir, out)
     (out / "result.json").write_text("{not json")

@@ -120,8 +120,7 @@ async def test_timeline_cursor_zoom_and_eviction_jumps(sample_cache: Path, tmp_p
         assert isinstance(app.screen, OverviewScreen)
 
 
-async def test_eviction_detail_shows_message_containers_ranking_and_impact(
-        sample_cache: Path, tmp_path: Path) -> None:
+async def test_eviction_detail_shows_message_containers_ranking_and_impact(sample_cache: Path, tmp_path: Path) -> None:
     app = _app(sample_cache, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await app.workers.wait_for_complete()
@@ -155,7 +154,8 @@ async def test_eviction_detail_shows_message_containers_ranking_and_impact(
 
 
 async def test_compare_reads_el_sidecar1_in_the_1_32_message_and_not_in_the_1_30_one(
-        sample_cache: Path, tmp_path: Path) -> None:
+    sample_cache: Path, tmp_path: Path
+) -> None:
     """The acceptance path: sample → its eviction → a 1.32 what-if → Compare."""
     app = _app(sample_cache, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
@@ -208,8 +208,16 @@ async def test_question_mark_lists_every_binding_of_the_screen(sample_cache: Pat
         from tui.screens.help import binding_rows
 
         actions = {row[1] for row in binding_rows(timeline)}
-        assert {"Zoom in", "Zoom out", "Next eviction", "Prev eviction", "Back", "Help", "What-if",
-                "Zoom on thresholds"} <= actions
+        assert {
+            "Zoom in",
+            "Zoom out",
+            "Next eviction",
+            "Prev eviction",
+            "Back",
+            "Help",
+            "What-if",
+            "Zoom on thresholds",
+        } <= actions
         assert "Export CSV" not in actions  # no table on the timeline
         described = [row[1] for row in binding_rows(timeline)]
         assert len(described) == len(set(described))  # "Zoom in" once, not for +, = and i

@@ -19,8 +19,13 @@ def _model(results_dir: Path, signal: str | None = None) -> TimelineModel:
     evictions = view.evictions_of("kind-worker")
     if signal is not None:
         evictions = [dataclasses.replace(e, signal=signal) for e in evictions]
-    return TimelineModel(view.node("kind-worker"), view.node_series("kind-worker"), view.result.conditions,
-                         evictions, view.real_of("kind-worker"))
+    return TimelineModel(
+        view.node("kind-worker"),
+        view.node_series("kind-worker"),
+        view.result.conditions,
+        evictions,
+        view.real_of("kind-worker"),
+    )
 
 
 def test_the_timeline_opens_on_the_signal_the_eviction_was_for(results_dir: Path) -> None:
@@ -65,10 +70,24 @@ def test_next_to_go_is_the_first_evictable_pod_after_the_evicted_one(results_dir
     view = open_results_dir(results_dir)
     assert next_to_go(view) == {}  # the sample's other pods are critical
     (e,) = view.result.evictions
-    web = RankedPod(rank=len(e.ranking) + 1, namespace="default", pod="web", uid="u-web", qos="BestEffort",
-                    priority=0, has_stats=True, exceeds_request=True, usage=1 << 20, request=0,
-                    usage_above_request=1 << 20, process_count=None, critical=False, reason="",
-                    decided_by="usage", margin=int(859.5 * (1 << 20)))
+    web = RankedPod(
+        rank=len(e.ranking) + 1,
+        namespace="default",
+        pod="web",
+        uid="u-web",
+        qos="BestEffort",
+        priority=0,
+        has_stats=True,
+        exceeds_request=True,
+        usage=1 << 20,
+        request=0,
+        usage_above_request=1 << 20,
+        process_count=None,
+        critical=False,
+        reason="",
+        decided_by="usage",
+        margin=int(859.5 * (1 << 20)),
+    )
     view.result = dataclasses.replace(view.result, evictions=(dataclasses.replace(e, ranking=(*e.ranking, web)),))
     assert next_to_go(view) == {"kind-worker": ("default/web", "usage, 859.5Mi short")}
     assert next_to_go(view, e.time.replace(year=2000)) == {}  # before the eviction: no ranking yet

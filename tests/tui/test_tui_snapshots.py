@@ -37,6 +37,7 @@ def _after(*keys: str, whatif: str | None = None) -> Callable[[Pilot[Any]], Awai
             await pilot.pause()
             app.clear_notifications()
             await pilot.pause()
+
     return run
 
 
@@ -66,5 +67,4 @@ def test_compare_snapshot(snap_compare: Compare, sample_cache: Path) -> None:
 
 
 def test_help_snapshot(snap_compare: Compare, sample_cache: Path) -> None:
-    assert snap_compare(make_app(cache=sample_cache), terminal_size=SIZE,
-                        run_before=_after("enter", "question_mark"))
+    assert snap_compare(make_app(cache=sample_cache), terminal_size=SIZE, run_before=_after("enter", "question_mark"))

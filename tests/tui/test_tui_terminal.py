@@ -23,10 +23,14 @@ def test_evictlens_tui_runs_in_a_pseudo_terminal(sample_cache: Path) -> None:
     """Each key goes in only once the screen it is meant for is showing (read off a terminal grid,
     not the byte stream): a key sent early lands on the wrong screen on a loaded machine."""
     program, args = _command()
-    env = {**os.environ, "EVICTLENS_CACHE": str(sample_cache), "TERM": "xterm-256color", "COLUMNS": "120",
-           "LINES": "40"}
-    child = pexpect.spawn(program, args, cwd=str(ROOT), env=env, dimensions=(40, 120), encoding="utf-8",
-                          timeout=90)
+    env = {
+        **os.environ,
+        "EVICTLENS_CACHE": str(sample_cache),
+        "TERM": "xterm-256color",
+        "COLUMNS": "120",
+        "LINES": "40",
+    }
+    child = pexpect.spawn(program, args, cwd=str(ROOT), env=env, dimensions=(40, 120), encoding="utf-8", timeout=90)
     screen = Screen(40, 120)
     overview = ("Overview — as recorded", "kind-worker", "alloc-sidecars")  # after the sample's replay
     try:
@@ -50,7 +54,8 @@ def test_without_a_terminal_tui_refuses_in_one_line() -> None:
     import subprocess
 
     program, args = _command()
-    proc = subprocess.run([program, *args], cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          timeout=60, check=False)
+    proc = subprocess.run(
+        [program, *args], cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False
+    )
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "needs an interactive terminal" in proc.stderr

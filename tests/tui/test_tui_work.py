@@ -37,12 +37,16 @@ def _notes(app: EvictlensApp) -> list[tuple[str, str]]:
 
 async def _overview(app: EvictlensApp, pilot: Any) -> None:
     """The overview mounted, its node table focused (keys before that go to whatever had focus)."""
-    await until(pilot, lambda: isinstance(app.screen, OverviewScreen) and getattr(app.screen.focused, "id", None)
-                == "nodes", "the overview")
+    await until(
+        pilot,
+        lambda: isinstance(app.screen, OverviewScreen) and getattr(app.screen.focused, "id", None) == "nodes",
+        "the overview",
+    )
 
 
 async def test_the_whatif_form_runs_the_engine_with_the_counterfactual_choice(
-        sample_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sample_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     asked: list[list[SettingsRequest]] = []
     engine_replay = replay.engine.replay
 
@@ -73,7 +77,8 @@ async def test_the_whatif_form_runs_the_engine_with_the_counterfactual_choice(
 
 
 async def test_a_failed_whatif_is_one_line_on_the_form_and_in_a_notification(
-        sample_cache: Path, tmp_path: Path) -> None:
+    sample_cache: Path, tmp_path: Path
+) -> None:
     app = make_app(None, cache=sample_cache, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await _overview(app, pilot)
@@ -91,7 +96,8 @@ async def test_a_failed_whatif_is_one_line_on_the_form_and_in_a_notification(
 
 
 async def test_a_screens_worker_failure_reaches_the_apps_one_handler(
-        sample_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sample_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import replay.podview
 
     def broken(*_args: object) -> object:
@@ -109,7 +115,8 @@ async def test_a_screens_worker_failure_reaches_the_apps_one_handler(
 
 
 async def test_a_failure_before_any_result_is_the_error_screen(
-        sample_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sample_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tui.loading import ReplayJob
 
     def broken(*_args: object) -> object:
@@ -118,8 +125,11 @@ async def test_a_failure_before_any_result_is_the_error_screen(
     monkeypatch.setattr(ReplayJob, "run", broken)
     app = make_app(None, cache=sample_cache, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, ErrorScreen) and app.screen.query("#error-problem"),
-                    "the error screen")
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, ErrorScreen) and app.screen.query("#error-problem"),
+            "the error screen",
+        )
         assert str(app.screen.query_one("#error-problem", Static).content) == "internal error: RuntimeError: no luck"
         assert app.failed == "internal error: RuntimeError: no luck"
         await pilot.press("q")
@@ -127,7 +137,8 @@ async def test_a_failure_before_any_result_is_the_error_screen(
 
 
 async def test_a_whatif_of_a_result_whose_recording_is_gone_says_so(
-        results_dir: Path, sample_cache: Path, tmp_path: Path) -> None:
+    results_dir: Path, sample_cache: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "out"
     shutil.copytree(results_dir, out)
     doc = json.loads((out / "result.json").read_text())
@@ -145,7 +156,8 @@ async def test_a_whatif_of_a_result_whose_recording_is_gone_says_so(
 
 
 async def test_an_eviction_opened_from_a_results_directory_shows_its_containers(
-        results_dir: Path, sample_cache: Path, tmp_path: Path) -> None:
+    results_dir: Path, sample_cache: Path, tmp_path: Path
+) -> None:
     app = make_app(results_dir, cache=sample_cache, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await _overview(app, pilot)
@@ -170,8 +182,7 @@ def _two_nodes(root: Path) -> Path:
     return write(root, plan)
 
 
-async def test_a_recording_replays_over_worker_processes_inside_the_tui(
-        sample_cache: Path, tmp_path: Path) -> None:
+async def test_a_recording_replays_over_worker_processes_inside_the_tui(sample_cache: Path, tmp_path: Path) -> None:
     """Textual's captured stderr has no file descriptor; the engine's process pool still starts (it failed with
     "bad value(s) in fds_to_keep" before the multiprocessing helpers were started with a real one)."""
     app = make_app(_two_nodes(tmp_path / "rec"), cache=sample_cache, export_dir=tmp_path, jobs=2)
@@ -194,8 +205,13 @@ def test_screens_post_messages_instead_of_driving_the_app() -> None:
     calls: set[str] = set()
     for path in screens.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and isinstance(node.func.value, ast.Attribute) and node.func.value.attr in ("app", "el_app")
-                    and isinstance(node.func.value.value, ast.Name) and node.func.value.value.id == "self"):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Attribute)
+                and node.func.value.attr in ("app", "el_app")
+                and isinstance(node.func.value.value, ast.Name)
+                and node.func.value.value.id == "self"
+            ):
                 calls.add(f"{path.name}: {node.func.attr}")
     assert {c for c in calls if c.split(": ")[1] not in NAVIGATION} == set()

@@ -25,11 +25,21 @@ STATUS_STYLE = {"message differs": "bold yellow", "only in A": "red", "only in B
 
 
 def pair_records(pairs: list[EvictionPair]) -> tuple[list[Column], list[Record]]:
-    columns = [Column("pod", "pod"), Column("node", "node"), Column("a_time", "A time", fmt_clock),
-               Column("b_time", "B time", fmt_clock), Column("status", "difference")]
-    records = [Record(p.key, (f"{p.namespace}/{p.pod}", p.node, p.a.time if p.a else None,
-                              p.b.time if p.b else None, p.status), STATUS_STYLE.get(p.status, ""))
-               for p in pairs]
+    columns = [
+        Column("pod", "pod"),
+        Column("node", "node"),
+        Column("a_time", "A time", fmt_clock),
+        Column("b_time", "B time", fmt_clock),
+        Column("status", "difference"),
+    ]
+    records = [
+        Record(
+            p.key,
+            (f"{p.namespace}/{p.pod}", p.node, p.a.time if p.a else None, p.b.time if p.b else None, p.status),
+            STATUS_STYLE.get(p.status, ""),
+        )
+        for p in pairs
+    ]
     return columns, records
 
 
@@ -69,9 +79,16 @@ class CompareScreen(ResultsScreen):
     def fill(self) -> None:
         self.pairs = align(self.a.result, self.b.result)
         differ = sum(1 for p in self.pairs if p.status != "same message")
-        self.query_one("#compare-title", Static).update(Text.assemble(
-            ("A: ", "bold"), self.a.label, "\n", ("B: ", "bold"), self.b.label,
-            f"\n{len(self.pairs)} pods evicted in either · {differ} differ"))
+        self.query_one("#compare-title", Static).update(
+            Text.assemble(
+                ("A: ", "bold"),
+                self.a.label,
+                "\n",
+                ("B: ", "bold"),
+                self.b.label,
+                f"\n{len(self.pairs)} pods evicted in either · {differ} differ",
+            )
+        )
         self.query_one("#pairs", RecordTable).show(*pair_records(self.pairs))
         self._detail(self.pairs[0] if self.pairs else None)
 

@@ -30,9 +30,11 @@ class ErrorScreen(Screen[None]):
             yield Static("Cannot open this", id="error-title")
             yield Static(self.what, id="error-what", markup=False)
             yield Static(self.problem, id="error-problem", markup=False)
-            yield Static("evictlens tui opens a recording (evictlens record / import / scenario), a results "
-                         "directory (evictlens replay -o DIR), or with no argument the bundled sample.",
-                         id="error-hint")
+            yield Static(
+                "evictlens tui opens a recording (evictlens record / import / scenario), a results "
+                "directory (evictlens replay -o DIR), or with no argument the bundled sample.",
+                id="error-hint",
+            )
         yield Footer()
 
     def action_quit_bad(self) -> None:

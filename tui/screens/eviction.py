@@ -43,8 +43,10 @@ def head_text(e: Eviction) -> Text:
     out.append(f"  on {e.node} at {fmt_clock(e.time)} (tick {e.tick})\n")
     if e.signal:
         kind = "hard" if e.hard else "soft"
-        out.append(f"{kind} threshold {e.signal}: available {fmt_signal_value(e.signal, e.observed_available)} "
-                   f"< {fmt_signal_value(e.signal, e.threshold_value)}")
+        out.append(
+            f"{kind} threshold {e.signal}: available {fmt_signal_value(e.signal, e.observed_available)} "
+            f"< {fmt_signal_value(e.signal, e.threshold_value)}"
+        )
     else:
         out.append(f"cause: {e.cause} (a local-storage limit, not a node threshold)")
     out.append(f" · QoS {e.qos} · priority {e.priority} · grace period override {e.grace_period_override}s")
@@ -52,35 +54,52 @@ def head_text(e: Eviction) -> Text:
 
 
 def container_records(rows: list[ContainerRow]) -> tuple[list[Column], list[Record]]:
-    columns = [Column("container", "container"), Column("kind", "kind"),
-               Column("memory", "memory", fmt_bytes, right=True),
-               Column("memory_request", "mem request", fmt_bytes, right=True),
-               Column("memory_limit", "mem limit", fmt_bytes, right=True),
-               Column("disk", "disk", fmt_bytes, right=True),
-               Column("disk_limit", "disk limit", fmt_bytes, right=True),
-               Column("named", "in message", lambda v: "◀ offending" if v else "")]
-    records = [Record(r.name, (r.name, r.kind, r.memory, r.memory_request, r.memory_limit, r.disk, r.disk_limit,
-                               r.named), "bold red" if r.offending else ("yellow" if r.over_request else ""))
-               for r in rows]
+    columns = [
+        Column("container", "container"),
+        Column("kind", "kind"),
+        Column("memory", "memory", fmt_bytes, right=True),
+        Column("memory_request", "mem request", fmt_bytes, right=True),
+        Column("memory_limit", "mem limit", fmt_bytes, right=True),
+        Column("disk", "disk", fmt_bytes, right=True),
+        Column("disk_limit", "disk limit", fmt_bytes, right=True),
+        Column("named", "in message", lambda v: "◀ offending" if v else ""),
+    ]
+    records = [
+        Record(
+            r.name,
+            (r.name, r.kind, r.memory, r.memory_request, r.memory_limit, r.disk, r.disk_limit, r.named),
+            "bold red" if r.offending else ("yellow" if r.over_request else ""),
+        )
+        for r in rows
+    ]
     return columns, records
 
 
 def ranking_records(e: Eviction) -> tuple[list[Column], list[Record]]:
-    columns = [Column("rank", "#", right=True), Column("pod", "pod"), Column("qos", "QoS"),
-               Column("priority", "priority", right=True),
-               Column("usage", "usage", lambda v: fmt_signal_value(e.signal or "memory.available", v), right=True),
-               Column("request", "request", lambda v: fmt_signal_value(e.signal or "memory.available", v),
-                      right=True),
-               Column("decided_by", "kept by"), Column("reason", "why here")]
+    columns = [
+        Column("rank", "#", right=True),
+        Column("pod", "pod"),
+        Column("qos", "QoS"),
+        Column("priority", "priority", right=True),
+        Column("usage", "usage", lambda v: fmt_signal_value(e.signal or "memory.available", v), right=True),
+        Column("request", "request", lambda v: fmt_signal_value(e.signal or "memory.available", v), right=True),
+        Column("decided_by", "kept by"),
+        Column("reason", "why here"),
+    ]
 
     def style(r: RankedPod) -> str:
         if r.uid == e.uid:
             return "bold red"
         return "dim" if r.critical else ""
 
-    records = [Record(f"{r.namespace}/{r.pod}", (r.rank, f"{r.namespace}/{r.pod}", r.qos, r.priority, r.usage,
-                                                 r.request, decided_text(e, r), r.reason), style(r))
-               for r in e.ranking]
+    records = [
+        Record(
+            f"{r.namespace}/{r.pod}",
+            (r.rank, f"{r.namespace}/{r.pod}", r.qos, r.priority, r.usage, r.request, decided_text(e, r), r.reason),
+            style(r),
+        )
+        for r in e.ranking
+    ]
     return columns, records
 
 
@@ -91,15 +110,31 @@ def moment_ranking(explanation: Explanation) -> tuple[list[Column], list[Record]
     def amount(q: Quantity | None) -> int | None:
         return None if q is None else int(q.value)
 
-    columns = [Column("rank", "#", right=True), Column("pod", "pod"), Column("priority", "priority", right=True),
-               Column("usage", "usage", lambda v: fmt_signal_value(signal, v), right=True),
-               Column("request", "request", lambda v: fmt_signal_value(signal, v), right=True),
-               Column("exceeds", "over request", lambda v: "—" if v is None else ("yes" if v else "no")),
-               Column("critical", "critical", lambda v: "critical" if v else "")]
-    records = [Record(f"{f.namespace}/{f.pod}", (i + 1, f"{f.namespace}/{f.pod}", f.priority, amount(f.usage),
-                                                 amount(f.request), f.exceeds_request, f.critical),
-                      "dim" if f.critical else ("bold" if i == 0 else ""))
-               for i, f in enumerate(explanation.ranking)]
+    columns = [
+        Column("rank", "#", right=True),
+        Column("pod", "pod"),
+        Column("priority", "priority", right=True),
+        Column("usage", "usage", lambda v: fmt_signal_value(signal, v), right=True),
+        Column("request", "request", lambda v: fmt_signal_value(signal, v), right=True),
+        Column("exceeds", "over request", lambda v: "—" if v is None else ("yes" if v else "no")),
+        Column("critical", "critical", lambda v: "critical" if v else ""),
+    ]
+    records = [
+        Record(
+            f"{f.namespace}/{f.pod}",
+            (
+                i + 1,
+                f"{f.namespace}/{f.pod}",
+                f.priority,
+                amount(f.usage),
+                amount(f.request),
+                f.exceeds_request,
+                f.critical,
+            ),
+            "dim" if f.critical else ("bold" if i == 0 else ""),
+        )
+        for i, f in enumerate(explanation.ranking)
+    ]
     return columns, records
 
 
@@ -149,12 +184,12 @@ class EvictionScreen(ResultsScreen):
         yield Header(show_clock=False)
         with VerticalScroll(id="eviction-body"):
             yield Static(head_text(e), id="eviction-head")
-            yield Static("Event message and annotations (c copies the message, y the annotations)",
-                         classes="section")
+            yield Static("Event message and annotations (c copies the message, y the annotations)", classes="section")
             yield TextArea(message_text(e), read_only=True, soft_wrap=True, id="message", show_cursor=False)
             yield Static(id="diff")
-            yield Static("Containers (red: named in the message or over a limit; yellow: over its request)",
-                         classes="section")
+            yield Static(
+                "Containers (red: named in the message or over a limit; yellow: over its request)", classes="section"
+            )
             yield RecordTable(id="containers")
             yield Static("Ranking at that moment (enter: that pod's view)", classes="section")
             yield RecordTable(id="ranking")
@@ -167,8 +202,9 @@ class EvictionScreen(ResultsScreen):
         self.query_one("#ranking", RecordTable).show(*ranking_records(e))
         comes_back, summary = impact_of(e)
         owner = f"owner {e.owner_kind}/{e.owner_name}" if e.owner_kind else "no owner"
-        self.query_one("#impact", Static).update(Text.assemble(
-            ("Impact: ", "bold"), (summary, "green" if comes_back else "yellow"), f"  ({owner})"))
+        self.query_one("#impact", Static).update(
+            Text.assemble(("Impact: ", "bold"), (summary, "green" if comes_back else "yellow"), f"  ({owner})")
+        )
         self.query_one("#diff", Static).update(self._diff(e))
         self.load_containers()
 
@@ -180,8 +216,10 @@ class EvictionScreen(ResultsScreen):
             return Text("✔ the recording's real Event message is the same, byte for byte.", style="bold green")
         if match.real.message is None:
             return Text("The recording has the real eviction but not its message.", style="dim")
-        return Text.assemble(("Against the real message (red: only in the real one; green: only predicted):\n",
-                              "bold"), marked_diff(match.real.message, e.message))
+        return Text.assemble(
+            ("Against the real message (red: only in the real one; green: only predicted):\n", "bold"),
+            marked_diff(match.real.message, e.message),
+        )
 
     @work(thread=True, exit_on_error=False, name="containers of the evicted pod")
     def load_containers(self) -> None:
@@ -252,8 +290,13 @@ class RealEvictionScreen(ResultsScreen):
             head.append("really evicted; the replay did not predict it", style="bold yellow")
             yield Static(head, id="eviction-head")
             yield Static("The recorded message (c copies it)", classes="section")
-            yield TextArea(real.message or "(the recording has this eviction but not its message)",
-                           read_only=True, soft_wrap=True, id="message", show_cursor=False)
+            yield TextArea(
+                real.message or "(the recording has this eviction but not its message)",
+                read_only=True,
+                soft_wrap=True,
+                id="message",
+                show_cursor=False,
+            )
             yield Static("replaying the node up to that moment…", id="moment")
             yield Static("Ranking at that moment, as the replay saw it (enter: that pod's view)", classes="section")
             yield RecordTable(id="ranking")
@@ -273,8 +316,7 @@ class RealEvictionScreen(ResultsScreen):
         real = self.match.real
         rec = self.view.open_recording()
         if rec is None or real.node is None or real.time is None:
-            why = ("the recording is not on disk" if rec is None
-                   else "the recording does not say on which node or when")
+            why = "the recording is not on disk" if rec is None else "the recording does not say on which node or when"
             self.app.call_from_thread(self.query_one("#moment", Static).update, f"{why}: no replay of that moment")
             return
         request = self.view.request or SettingsRequest(label=self.view.label)

@@ -53,8 +53,9 @@ def decided_text(e: Eviction, r: RankedPod) -> str:
     return how
 
 
-def node_table(view: ResultsView, overcommit: dict[str, float],
-               at: datetime | None = None) -> tuple[list[Column], list[Record]]:
+def node_table(
+    view: ResultsView, overcommit: dict[str, float], at: datetime | None = None
+) -> tuple[list[Column], list[Record]]:
     signals = view.signal_names()
     lowest = {(r["node"], r["signal"]): r["lowest"] for r in view.lowest_available().iter_rows(named=True)}
     pressure = view.pressure_seconds()
@@ -65,12 +66,16 @@ def node_table(view: ResultsView, overcommit: dict[str, float],
     for m in view.result.matches:
         real[m.real.node or "?"] = real.get(m.real.node or "?", 0) + 1
     columns = [Column("node", "node"), Column("kubelet", "kubelet")]
-    columns += [Column(f"pressure_{c}", c.removesuffix("Pressure") + " pressure", fmt_duration, right=True)
-                for c in CONDITIONS]
-    columns += [Column("predicted", "predicted", right=True), Column("real", "real", right=True),
-                Column("next", "next to go"), Column("next_margin", "kept by")]
-    columns += [Column(f"lowest_{s}", f"low {SHORT_SIGNAL.get(s, s)}", _signal_fmt(s), right=True)
-                for s in signals]
+    columns += [
+        Column(f"pressure_{c}", c.removesuffix("Pressure") + " pressure", fmt_duration, right=True) for c in CONDITIONS
+    ]
+    columns += [
+        Column("predicted", "predicted", right=True),
+        Column("real", "real", right=True),
+        Column("next", "next to go"),
+        Column("next_margin", "kept by"),
+    ]
+    columns += [Column(f"lowest_{s}", f"low {SHORT_SIGNAL.get(s, s)}", _signal_fmt(s), right=True) for s in signals]
     columns += [Column("overcommit", "peak mem limits/alloc", fmt_ratio, right=True)]
     parted = any(n.horizon is not None for n in view.nodes)  # the column only when a node parts ways
     if parted:
@@ -107,14 +112,27 @@ def _signal_fmt(signal: str) -> Callable[[Any], str]:
 
 
 def eviction_table(view: ResultsView) -> tuple[list[Column], list[Record]]:
-    columns = [Column("pod", "pod"), Column("node", "node"), Column("time", "time", fmt_clock),
-               Column("cause", "cause"), Column("hard", "kind", _hard),
-               Column("status", "vs. the recording")]
-    records = [Record(f"e{e.id}", (f"{e.namespace}/{e.pod}", e.node, e.time, e.cause, e.hard, _status(view, e.id)))
-               for e in view.result.evictions]
-    records += [Record(f"r{i}", (f"{m.real.namespace}/{m.real.pod}", m.real.node, m.real.time, "—", None,
-                                 "real only: not predicted"), "yellow")
-                for i, m in enumerate(view.result.matches) if m.predicted_id is None]
+    columns = [
+        Column("pod", "pod"),
+        Column("node", "node"),
+        Column("time", "time", fmt_clock),
+        Column("cause", "cause"),
+        Column("hard", "kind", _hard),
+        Column("status", "vs. the recording"),
+    ]
+    records = [
+        Record(f"e{e.id}", (f"{e.namespace}/{e.pod}", e.node, e.time, e.cause, e.hard, _status(view, e.id)))
+        for e in view.result.evictions
+    ]
+    records += [
+        Record(
+            f"r{i}",
+            (f"{m.real.namespace}/{m.real.pod}", m.real.node, m.real.time, "—", None, "real only: not predicted"),
+            "yellow",
+        )
+        for i, m in enumerate(view.result.matches)
+        if m.predicted_id is None
+    ]
     return columns, records
 
 
@@ -131,10 +149,10 @@ class OverviewScreen(ResultsScreen):
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
         yield Static(id="overview-title")
-        yield Input(placeholder="filter nodes and pods by name (enter: into the results)", id="filter",
-                    classes="hidden")
-        yield Input(placeholder=":node NAME  ·  :pod NAME (any node)  ·  :eviction POD", id="command",
-                    classes="hidden")
+        yield Input(
+            placeholder="filter nodes and pods by name (enter: into the results)", id="filter", classes="hidden"
+        )
+        yield Input(placeholder=":node NAME  ·  :pod NAME (any node)  ·  :eviction POD", id="command", classes="hidden")
         yield RecordTable(id="nodes")
         yield Static("Evictions — enter opens one", classes="section")
         yield RecordTable(id="evictions")
@@ -150,10 +168,15 @@ class OverviewScreen(ResultsScreen):
         real = len(view.result.matches)
         same = sum(1 for m in view.result.matches if m.same_message)
         title = Text.assemble(
-            (f"{view.label}", "bold"), f"  ·  {len(view.nodes)} nodes · {len(view.result.evictions)} predicted "
+            (f"{view.label}", "bold"),
+            f"  ·  {len(view.nodes)} nodes · {len(view.result.evictions)} predicted "
             f"evictions · {real} real, {same} with the exact message",
-            ("" if len(self.el_app.results) == 1 else f"  ·  result {self.el_app.current + 1} of "
-             f"{len(self.el_app.results)} (r: next)"))
+            (
+                ""
+                if len(self.el_app.results) == 1
+                else f"  ·  result {self.el_app.current + 1} of {len(self.el_app.results)} (r: next)"
+            ),
+        )
         self.query_one("#overview-title", Static).update(title)
         self.query_one("#nodes", RecordTable).show(*node_table(view, view.overcommit(), self.el_app.cursor_time))
         self.query_one("#evictions", RecordTable).show(*eviction_table(view))
@@ -187,9 +210,13 @@ class OverviewScreen(ResultsScreen):
             if yes:
                 self.app.exit()
 
-        self.app.push_screen(ConfirmScreen(
-            f"Quit? The {whatifs} what-if result{'s' if whatifs > 1 else ''} of this session will be lost "
-            "(replay --version/--eviction-hard … -o DIR keeps one)."), answered)
+        self.app.push_screen(
+            ConfirmScreen(
+                f"Quit? The {whatifs} what-if result{'s' if whatifs > 1 else ''} of this session will be lost "
+                "(replay --version/--eviction-hard … -o DIR keeps one)."
+            ),
+            answered,
+        )
 
     @on(Input.Submitted, "#command")
     def _command(self, event: Input.Submitted) -> None:
@@ -242,8 +269,7 @@ class OverviewScreen(ResultsScreen):
 
         rec = self.view.open_recording()
         if rec is None:
-            self.app.call_from_thread(self.notify, "the recording is not on disk: no pods to find",
-                                      severity="warning")
+            self.app.call_from_thread(self.notify, "the recording is not on disk: no pods to find", severity="warning")
             return
         hits = pods_named(rec, name)
         self.app.call_from_thread(self._open_pod, name, hits)

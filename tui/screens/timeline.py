@@ -28,11 +28,19 @@ def cursor_table(model: TimelineModel) -> Table:
     for value in model.at_cursor():
         label = SHORT_SIGNAL.get(value.signal, value.signal)
         style = "bold reverse" if value.signal == model.signal else ""
-        thresholds = " ".join(f"{'hard' if t.hard else 'soft'} {fmt_signal_value(value.signal, v)}"
-                              for t, v, _met in value.thresholds) or "—"
+        thresholds = (
+            " ".join(
+                f"{'hard' if t.hard else 'soft'} {fmt_signal_value(value.signal, v)}" for t, v, _met in value.thresholds
+            )
+            or "—"
+        )
         met = any(m for _t, _v, m in value.thresholds)
-        table.add_row(Text(label, style=style), fmt_signal_value(value.signal, value.available), thresholds,
-                      Text("MET", style="bold red") if met else Text("·"))
+        table.add_row(
+            Text(label, style=style),
+            fmt_signal_value(value.signal, value.available),
+            thresholds,
+            Text("MET", style="bold red") if met else Text("·"),
+        )
     return table
 
 
@@ -87,10 +95,13 @@ class TimelineScreen(ResultsScreen):
         view = self.view
         series = view.node_series(self.node)
         model = TimelineModel(
-            view.node(self.node), series,
+            view.node(self.node),
+            series,
             view.result.conditions.filter(pl.col("node") == self.node),
-            view.evictions_of(self.node), view.real_of(self.node),
-            [k for k in view.result.kernel_kills if k.node == self.node])
+            view.evictions_of(self.node),
+            view.real_of(self.node),
+            [k for k in view.result.kernel_kills if k.node == self.node],
+        )
         self.app.call_from_thread(self._ready, model)
 
     def _ready(self, model: TimelineModel) -> None:
@@ -110,9 +121,11 @@ class TimelineScreen(ResultsScreen):
             self.query_one("#timeline-title", Static).update(f"{self.node}: no passes in this result")
             return
         lo, hi = model.window
-        title = (f"{self.node} · kubelet {model.node.kubelet_version} · {self.view.label} · "
-                 f"passes {lo}–{hi} of {len(model.ticks)} · cursor {fmt_clock(model.times[model.cursor])} "
-                 f"(tick {model.ticks[model.cursor]})")
+        title = (
+            f"{self.node} · kubelet {model.node.kubelet_version} · {self.view.label} · "
+            f"passes {lo}–{hi} of {len(model.ticks)} · cursor {fmt_clock(model.times[model.cursor])} "
+            f"(tick {model.ticks[model.cursor]})"
+        )
         self.query_one("#timeline-title", Static).update(title)
         plot = self.query_one(SignalPlot)
         data = model.plot(max(20, plot.size.width - 10))
@@ -190,8 +203,11 @@ class TimelineScreen(ResultsScreen):
             self.app.push_screen(EvictionScreen(here[0].id))
             return
         for i, m in enumerate(self.view.result.matches):
-            if m.real.node == self.node and m.predicted_id is None and \
-                    self.model.index_at(m.real.time) == self.model.cursor:
+            if (
+                m.real.node == self.node
+                and m.predicted_id is None
+                and self.model.index_at(m.real.time) == self.model.cursor
+            ):
                 self.app.push_screen(RealEvictionScreen(i))
                 return
         self.notify("no eviction at the cursor (n / p jump to one)", timeout=3)

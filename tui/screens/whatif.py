@@ -37,6 +37,7 @@ COUNTERFACTUAL_HINT = "closed loop: an evicted pod's usage leaves its node's lat
 def request_from_form(version: str, values: dict[str, str], *, counterfactual: bool = False) -> SettingsRequest:
     """The form as a :class:`SettingsRequest`: each non-empty field is that kubelet flag; ``counterfactual``
     the closed-loop choice (open loop, as recorded, when off)."""
+
     def many(name: str) -> tuple[str, ...]:
         return (values[name].strip(),) if values.get(name, "").strip() else ()
 
@@ -44,11 +45,15 @@ def request_from_form(version: str, values: dict[str, str], *, counterfactual: b
     if max_grace and not max_grace.lstrip("-").isdigit():
         raise EvictlensError("expected a whole number of seconds", field="--eviction-max-pod-grace-period")
     overrides = FlagOverrides(
-        eviction_hard=many("hard"), eviction_soft=many("soft"), eviction_soft_grace_period=many("soft-grace"),
+        eviction_hard=many("hard"),
+        eviction_soft=many("soft"),
+        eviction_soft_grace_period=many("soft-grace"),
         eviction_pressure_transition_period=values.get("transition", "").strip() or None,
-        eviction_max_pod_grace_period=int(max_grace) if max_grace else None)
-    return SettingsRequest(kubelet_version=None if version == PER_NODE else version, overrides=overrides,
-                           counterfactual=counterfactual)
+        eviction_max_pod_grace_period=int(max_grace) if max_grace else None,
+    )
+    return SettingsRequest(
+        kubelet_version=None if version == PER_NODE else version, overrides=overrides, counterfactual=counterfactual
+    )
 
 
 class WhatIfScreen(ResultsScreen):
@@ -67,13 +72,19 @@ class WhatIfScreen(ResultsScreen):
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
         with VerticalScroll(id="whatif-body"):
-            yield Static("Replay the same recording with other settings. Empty fields keep each node's "
-                         "recorded configuration; each filled one replaces that field, as the kubelet's flag would.",
-                         classes="section")
+            yield Static(
+                "Replay the same recording with other settings. Empty fields keep each node's "
+                "recorded configuration; each filled one replaces that field, as the kubelet's flag would.",
+                classes="section",
+            )
             with Horizontal(classes="form-row"):
                 yield Label("kubelet version", classes="form-label")
-                yield Select([(PER_NODE + " (as recorded)", PER_NODE), *((v, v) for v in KNOWN_VERSIONS)],
-                             value=PER_NODE, allow_blank=False, id="version")
+                yield Select(
+                    [(PER_NODE + " (as recorded)", PER_NODE), *((v, v) for v in KNOWN_VERSIONS)],
+                    value=PER_NODE,
+                    allow_blank=False,
+                    id="version",
+                )
             for name, flag, hint in FIELDS:
                 with Horizontal(classes="form-row"):
                     yield Label(flag, classes="form-label")
@@ -88,8 +99,10 @@ class WhatIfScreen(ResultsScreen):
             with Vertical(id="whatif-run"):
                 yield ProgressBar(id="whatif-progress", show_eta=False, classes="hidden")
                 yield Static("nothing running: fill in a field, then ctrl+r", id="whatif-status")
-            yield Static("Results (ctrl+l; A is the first; enter or ctrl+u switches every screen to the selected one)",
-                         classes="section")
+            yield Static(
+                "Results (ctrl+l; A is the first; enter or ctrl+u switches every screen to the selected one)",
+                classes="section",
+            )
             yield RecordTable(id="results")
         yield Footer()
 
@@ -103,12 +116,26 @@ class WhatIfScreen(ResultsScreen):
             self._set_running(None)
             self.query_one("#whatif-progress", ProgressBar).add_class("hidden")
             self.query_one("#whatif-status", Static).update(f"{self.running_done()}: done")
-        columns = [Column("result", "result"), Column("label", "settings"), Column("evictions", "evictions"),
-                   Column("exact", "real with exact message"), Column("current", "")]
-        records = [Record(str(i), ("A" if i == 0 else str(i + 1), v.label, len(v.result.evictions),
-                                   sum(1 for m in v.result.matches if m.same_message),
-                                   "◀ current" if i == app.current else ""))
-                   for i, v in enumerate(app.results)]
+        columns = [
+            Column("result", "result"),
+            Column("label", "settings"),
+            Column("evictions", "evictions"),
+            Column("exact", "real with exact message"),
+            Column("current", ""),
+        ]
+        records = [
+            Record(
+                str(i),
+                (
+                    "A" if i == 0 else str(i + 1),
+                    v.label,
+                    len(v.result.evictions),
+                    sum(1 for m in v.result.matches if m.same_message),
+                    "◀ current" if i == app.current else "",
+                ),
+            )
+            for i, v in enumerate(app.results)
+        ]
         table = self.query_one("#results", RecordTable)
         table.show(columns, records)
         table.move_cursor(row=len(records) - 1)
@@ -153,8 +180,9 @@ class WhatIfScreen(ResultsScreen):
             return
         version = str(self.query_one("#version", Select).value)
         try:
-            request = request_from_form(version, self.form_values(),
-                                        counterfactual=self.query_one("#counterfactual", Checkbox).value)
+            request = request_from_form(
+                version, self.form_values(), counterfactual=self.query_one("#counterfactual", Checkbox).value
+            )
         except EvictlensError as err:
             self.show_failure("what-if", err.one_line())
             return

@@ -63,8 +63,9 @@ class RecordTable(DataTable[str | Text]):
         """Replace the content (keeps the sort, the filter and, when still there, the selected row)."""
         keep = self.selected_key()
         if [c.key for c in columns] != [c.key for c in self.columns_spec]:
-            self.sort_column = None if self.sort_column is None or self.sort_column >= len(columns) else \
-                self.sort_column
+            self.sort_column = (
+                None if self.sort_column is None or self.sort_column >= len(columns) else self.sort_column
+            )
         self.columns_spec = list(columns)
         self.records = list(records)
         self._render_rows(keep)

@@ -161,14 +161,27 @@ class FakeApiServer:
             statuses.append(cs)
         finished = _now()
         started = (cs.get("state") or {}).get("running", {}).get("startedAt") or finished
-        cs["lastState"] = {"terminated": {"exitCode": 137, "reason": "OOMKilled", "startedAt": started,
-                                          "finishedAt": finished, "containerID": "containerd://oom"}}
+        cs["lastState"] = {
+            "terminated": {
+                "exitCode": 137,
+                "reason": "OOMKilled",
+                "startedAt": started,
+                "finishedAt": finished,
+                "containerID": "containerd://oom",
+            }
+        }
         cs["restartCount"] = cs.get("restartCount", 0) + 1
         cs["state"] = {"running": {"startedAt": finished}}
         self._emit("MODIFIED", "pods", pod)
         meta = pod["metadata"]
-        return {"namespace": meta["namespace"], "pod": meta["name"], "uid": meta["uid"], "container": name,
-                "finishedAt": finished, "restartCount": cs["restartCount"]}
+        return {
+            "namespace": meta["namespace"],
+            "pod": meta["name"],
+            "uid": meta["uid"],
+            "container": name,
+            "finishedAt": finished,
+            "restartCount": cs["restartCount"],
+        }
 
     def _system_oom(self, settings: dict[str, Any]) -> dict[str, Any]:
         """The kubelet's OOM watcher Event on the Node (pkg/kubelet/oom/oom_watcher_linux.go); sent again with the
@@ -180,17 +193,26 @@ class FakeApiServer:
         event = next((e for e in self.events if e["metadata"]["name"] == name), None)
         if event is None:
             event = {
-                "apiVersion": "v1", "kind": "Event",
+                "apiVersion": "v1",
+                "kind": "Event",
                 "metadata": {"name": name, "namespace": "default", "uid": str(uuid.uuid4())},
                 "involvedObject": {"kind": "Node", "name": node, "uid": node},
-                "reason": "SystemOOM", "type": "Warning", "count": 0,
-                "source": {"component": "kubelet", "host": node}, "firstTimestamp": now,
+                "reason": "SystemOOM",
+                "type": "Warning",
+                "count": 0,
+                "source": {"component": "kubelet", "host": node},
+                "firstTimestamp": now,
             }
             self.events.append(event)
         event.update(message=message, count=event["count"] + 1, lastTimestamp=now)
         self._emit("ADDED" if event["count"] == 1 else "MODIFIED", "events", event)
-        return {"name": name, "uid": event["metadata"]["uid"], "count": event["count"], "message": message,
-                "lastTimestamp": now}
+        return {
+            "name": name,
+            "uid": event["metadata"]["uid"],
+            "count": event["count"],
+            "message": message,
+            "lastTimestamp": now,
+        }
 
     # -- ASGI -----------------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:

@@ -96,10 +96,16 @@ class SyntheticCluster:
     def _sidecar_pod(node: str, n: int) -> tuple[dict[str, Any], dict[str, Any]]:
         """alloc-sidecars of recordings/samples/kind-sidecars: restartable init containers
         el-sidecar1..3 and containers el1..el3, no requests (its summary entry and its Pod)."""
-        tpl = next(p for p in orjson.loads((SIDECARS / "pods.json").read_bytes())["items"]
-                   if p["metadata"]["name"] == "alloc-sidecars")
-        stats = next(p for p in orjson.loads((SIDECARS / "summary.json").read_bytes())["pods"]
-                     if p["podRef"]["name"] == "alloc-sidecars")
+        tpl = next(
+            p
+            for p in orjson.loads((SIDECARS / "pods.json").read_bytes())["items"]
+            if p["metadata"]["name"] == "alloc-sidecars"
+        )
+        stats = next(
+            p
+            for p in orjson.loads((SIDECARS / "summary.json").read_bytes())["pods"]
+            if p["podRef"]["name"] == "alloc-sidecars"
+        )
         name, uid = f"alloc-sidecars-{n}", str(uuid.uuid5(_NS, f"{node}/alloc-sidecars"))
         pod = copy.deepcopy(tpl)
         pod["metadata"].update(name=name, uid=uid, resourceVersion="1")

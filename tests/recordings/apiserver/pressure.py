@@ -146,9 +146,18 @@ class Pressure:
         for ev in result.evictions:
             pod = by_uid[ev.pod.uid]
             st.gone.add(ev.pod.uid)
-            self.log.append({
-                "node": st.node, "sample": k, "sample_time": k * self.period, "decided": time.time(),
-                "namespace": ev.pod.namespace, "pod": ev.pod.name, "uid": ev.pod.uid,
-                "message": ev.message, "annotations": dict(ev.annotations), "signal": ev.cause,
-            })
+            self.log.append(
+                {
+                    "node": st.node,
+                    "sample": k,
+                    "sample_time": k * self.period,
+                    "decided": time.time(),
+                    "namespace": ev.pod.namespace,
+                    "pod": ev.pod.name,
+                    "uid": ev.pod.uid,
+                    "message": ev.message,
+                    "annotations": dict(ev.annotations),
+                    "signal": ev.cause,
+                }
+            )
             self.evicted(pod, ev.message, dict(ev.annotations), dict(ev.pod_status))

@@ -137,8 +137,11 @@ async def main() -> None:
     p.add_argument("--max-streams", type=int, default=100, help="HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS")
     p.add_argument("--max-requests", type=int, default=0, help="requests per connection before GOAWAY (0: no cap)")
     p.add_argument("--client-certs", action="store_true", help="also listen on a port that requires client certs")
-    p.add_argument("--pressure", action="store_true",
-                   help="kubelets at 1.30 under memory pressure, evicting with the port (see apiserver/pressure.py)")
+    p.add_argument(
+        "--pressure",
+        action="store_true",
+        help="kubelets at 1.30 under memory pressure, evicting with the port (see apiserver/pressure.py)",
+    )
     p.add_argument("--sample-period", type=float, default=1.0, help="pressure mode: seconds between stats samples")
     args = p.parse_args()
     d = Path(args.dir)

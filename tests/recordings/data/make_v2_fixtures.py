@@ -38,28 +38,46 @@ def _cli(*args: str, cwd: Path) -> None:
 def oom_killed_pods() -> dict[str, object]:
     pods = copy.deepcopy(orjson.loads((SAMPLE / "pods.json").read_bytes()))
     pod = next(p for p in pods["items"] if p["metadata"]["name"] == "alloc-sidecars")
-    pod["status"]["containerStatuses"] = [{
-        "name": "el1", "ready": True, "restartCount": 1, "state": {"running": {"startedAt": "2024-05-20T10:15:31Z"}},
-        "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled", "startedAt": "2024-05-20T10:14:00Z",
-                                     "finishedAt": "2024-05-20T10:15:30Z"}},
-    }]
+    pod["status"]["containerStatuses"] = [
+        {
+            "name": "el1",
+            "ready": True,
+            "restartCount": 1,
+            "state": {"running": {"startedAt": "2024-05-20T10:15:31Z"}},
+            "lastState": {
+                "terminated": {
+                    "exitCode": 137,
+                    "reason": "OOMKilled",
+                    "startedAt": "2024-05-20T10:14:00Z",
+                    "finishedAt": "2024-05-20T10:15:30Z",
+                }
+            },
+        }
+    ]
     return pods
 
 
 def events() -> dict[str, object]:
     evicted = {
-        "kind": "Event", "apiVersion": "v1",
+        "kind": "Event",
+        "apiVersion": "v1",
         "metadata": {"name": "alloc-sidecars.17d1", "namespace": "default", "uid": "ev-1"},
         "involvedObject": {"kind": "Pod", "namespace": "default", "name": "alloc-sidecars"},
-        "reason": "Evicted", "message": "The node was low on resource: memory.", "type": "Warning",
-        "source": {"component": "kubelet", "host": "kind-worker"}, "lastTimestamp": "2024-05-20T10:15:45Z",
+        "reason": "Evicted",
+        "message": "The node was low on resource: memory.",
+        "type": "Warning",
+        "source": {"component": "kubelet", "host": "kind-worker"},
+        "lastTimestamp": "2024-05-20T10:15:45Z",
     }
     system_oom = {
-        "kind": "Event", "apiVersion": "v1",
+        "kind": "Event",
+        "apiVersion": "v1",
         "metadata": {"name": "kind-worker.17d2", "namespace": "default", "uid": "ev-2"},
         "involvedObject": {"kind": "Node", "name": "kind-worker", "uid": "kind-worker"},
-        "reason": "SystemOOM", "message": "System OOM encountered, victim process: stress, pid: 4242",
-        "type": "Warning", "source": {"component": "kubelet", "host": "kind-worker"},
+        "reason": "SystemOOM",
+        "message": "System OOM encountered, victim process: stress, pid: 4242",
+        "type": "Warning",
+        "source": {"component": "kubelet", "host": "kind-worker"},
         "lastTimestamp": "2024-05-20T10:15:35Z",
     }
     return {"kind": "EventList", "apiVersion": "v1", "items": [evicted, system_oom]}

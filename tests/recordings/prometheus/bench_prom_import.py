@@ -57,29 +57,61 @@ def write_chunk(path: Path, lo: int, hi: int, nodes: int, pods: int) -> int:
                 add(f"kube_node_status_{what}", {"node": node, "resource": res, "unit": unit}, n, kind=31)
         for cond in ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure"):
             for st in ("true", "false"):
-                add("kube_node_status_condition", {"node": node, "condition": cond, "status": st}, n,
-                    kind=32 if (cond == "Ready") == (st == "true") else 33)
+                add(
+                    "kube_node_status_condition",
+                    {"node": node, "condition": cond, "status": st},
+                    n,
+                    kind=32 if (cond == "Ready") == (st == "true") else 33,
+                )
         for p in range(pods):
             pod = {"namespace": "default", "pod": f"app-{n}-{p}"}
             uid = f"00000000-0000-0000-{n:04d}-{p:012d}"
-            add("container_memory_working_set_bytes",
-                {**pod, "node": node, "container": "", "id": f"/kubepods/pod{uid}"}, n, p, kind=10)
+            add(
+                "container_memory_working_set_bytes",
+                {**pod, "node": node, "container": "", "id": f"/kubepods/pod{uid}"},
+                n,
+                p,
+                kind=10,
+            )
             add("kube_pod_info", {**pod, "node": node, "uid": uid, "priority_class": ""}, n, p, kind=30)
-            add("kube_pod_owner", {**pod, "uid": uid, "owner_kind": "ReplicaSet", "owner_name": f"app-{n}",
-                                   "owner_is_controller": "true"}, n, p, kind=30)
+            add(
+                "kube_pod_owner",
+                {
+                    **pod,
+                    "uid": uid,
+                    "owner_kind": "ReplicaSet",
+                    "owner_name": f"app-{n}",
+                    "owner_is_controller": "true",
+                },
+                n,
+                p,
+                kind=30,
+            )
             for ph in ("Pending", "Running", "Succeeded", "Failed", "Unknown"):
                 add("kube_pod_status_phase", {**pod, "uid": uid, "phase": ph}, n, p, kind=32 if ph == "Running" else 33)
             for rs in ("NodeLost", "Evicted", "UnexpectedAdmissionError"):
                 add("kube_pod_status_reason", {**pod, "uid": uid, "reason": rs}, n, p, kind=33)
             for c, cname in enumerate(("app", "sidecar")):
                 ctr = {**pod, "container": cname}
-                add("container_memory_working_set_bytes", {**ctr, "node": node, "id": f"/kubepods/pod{uid}/{cname}"},
-                    n, p, c, kind=11)
+                add(
+                    "container_memory_working_set_bytes",
+                    {**ctr, "node": node, "id": f"/kubepods/pod{uid}/{cname}"},
+                    n,
+                    p,
+                    c,
+                    kind=11,
+                )
                 add("container_fs_usage_bytes", {**ctr, "node": node, "device": "/dev/vda1"}, n, p, c, kind=12)
                 add("kubelet_container_log_filesystem_used_bytes", {**ctr, "node": node, "uid": uid}, n, p, c, kind=13)
                 add("kube_pod_container_info", {**ctr, "uid": uid}, n, p, c, kind=30)
-                add("kube_pod_container_resource_requests", {**ctr, "uid": uid, "node": node, "resource": "memory",
-                                                             "unit": "byte"}, n, p, c, kind=34)
+                add(
+                    "kube_pod_container_resource_requests",
+                    {**ctr, "uid": uid, "node": node, "resource": "memory", "unit": "byte"},
+                    n,
+                    p,
+                    c,
+                    kind=34,
+                )
     samples = 0
     with path.open("w", buffering=1 << 22) as fh:
         for fam, series in fams.items():
@@ -153,15 +185,33 @@ def main() -> int:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.monotonic()
         done = subprocess.run(
-            [sys.executable, "-m", "replay.cli", "import", "--prometheus", srv.url, "--from", str(T0),
-             "--to", str(T0 + args.hours * 3600 - 10), "-o", str(out)],
-            cwd=ROOT, capture_output=True, text=True, check=False)
+            [
+                sys.executable,
+                "-m",
+                "replay.cli",
+                "import",
+                "--prometheus",
+                srv.url,
+                "--from",
+                str(T0),
+                "--to",
+                str(T0 + args.hours * 3600 - 10),
+                "-o",
+                str(out),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         wall = time.monotonic() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(done.stdout.strip(), done.stderr.strip()[-2000:], sep="\n")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    print(f"import: {wall:.0f}s wall, {cpu:.0f}s CPU (import process), peak RSS {after.ru_maxrss / 1024:.0f} MiB; "
-          f"recording {sum(f.stat().st_size for f in out.rglob('*') if f.is_file()) / 1e6:.1f} MB")
+    print(
+        f"import: {wall:.0f}s wall, {cpu:.0f}s CPU (import process), peak RSS {after.ru_maxrss / 1024:.0f} MiB; "
+        f"recording {sum(f.stat().st_size for f in out.rglob('*') if f.is_file()) / 1e6:.1f} MB"
+    )
     return done.returncode
 
 

@@ -62,16 +62,26 @@ class _Families:
 
 
 def _qty_bytes(text: str) -> float:
-    units = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "k": 10**3, "M": 10**6, "G": 10**9,
-             "T": 10**12, "m": 1e-3}
+    units = {
+        "Ki": 1 << 10,
+        "Mi": 1 << 20,
+        "Gi": 1 << 30,
+        "Ti": 1 << 40,
+        "k": 10**3,
+        "M": 10**6,
+        "G": 10**9,
+        "T": 10**12,
+        "m": 1e-3,
+    }
     for suffix in sorted(units, key=len, reverse=True):
         if text.endswith(suffix):
             return float(text[: -len(suffix)]) * units[suffix]
     return float(text)
 
 
-def openmetrics_from_recording(rec_path: Path, out: Path, *, chart_drops: bool = False,
-                               every: int = 1) -> dict[str, Any]:
+def openmetrics_from_recording(
+    rec_path: Path, out: Path, *, chart_drops: bool = False, every: int = 1
+) -> dict[str, Any]:
     """Write the exporters' view of a recording; returns the side files an SRE would pass
     (configz per node, events, priority classes) as Python objects.
 
@@ -123,14 +133,20 @@ def _summary(fam: _Families, s: dict[str, Any], node: str, t: float, chart_drops
         if sc.get("name") == "pods" and m.get("workingSetBytes") is not None:
             fam.add("container_memory_working_set_bytes", {**k, "id": "/kubepods"}, t, m["workingSetBytes"])
             if m.get("availableBytes") is not None:
-                fam.add("container_spec_memory_limit_bytes", {**k, "id": "/kubepods"}, t,
-                        m["availableBytes"] + m["workingSetBytes"])
+                fam.add(
+                    "container_spec_memory_limit_bytes",
+                    {**k, "id": "/kubepods"},
+                    t,
+                    m["availableBytes"] + m["workingSetBytes"],
+                )
     e = {"instance": node}
     fs = n.get("fs") or {}
     image = (n.get("runtime") or {}).get("imageFs") or {}
     mounts = [("/", fs)]
-    if image and (image.get("capacityBytes"), image.get("availableBytes")) != (fs.get("capacityBytes"),
-                                                                               fs.get("availableBytes")):
+    if image and (image.get("capacityBytes"), image.get("availableBytes")) != (
+        fs.get("capacityBytes"),
+        fs.get("availableBytes"),
+    ):
         mounts.append((IMAGEFS_MOUNT, image))
     for mount, f in mounts:
         lab = {**e, "mountpoint": mount, "device": "/dev/vda1" if mount == "/" else "/dev/vdb1", "fstype": "ext4"}
@@ -145,16 +161,26 @@ def _summary(fam: _Families, s: dict[str, Any], node: str, t: float, chart_drops
         ref = p.get("podRef") or {}
         pk = {**k, "namespace": ref.get("namespace", ""), "pod": ref.get("name", "")}
         ws = (p.get("memory") or {}).get("workingSetBytes")
-        fam.add("container_memory_working_set_bytes", {**pk, "container": "", "id": f"/kubepods/pod{ref.get('uid')}"},
-                t, ws)
+        fam.add(
+            "container_memory_working_set_bytes", {**pk, "container": "", "id": f"/kubepods/pod{ref.get('uid')}"}, t, ws
+        )
         for c in p.get("containers") or []:
             ck = {**pk, "container": c["name"]}
-            fam.add("container_memory_working_set_bytes", {**ck, "id": f"/kubepods/pod{ref.get('uid')}/{c['name']}"},
-                    t, (c.get("memory") or {}).get("workingSetBytes"))
-            fam.add("container_fs_usage_bytes", {**ck, "device": "/dev/vda1"}, t,
-                    (c.get("rootfs") or {}).get("usedBytes"))
-            fam.add("kubelet_container_log_filesystem_used_bytes", {**ck, "uid": ref.get("uid", "")}, t,
-                    (c.get("logs") or {}).get("usedBytes"))
+            fam.add(
+                "container_memory_working_set_bytes",
+                {**ck, "id": f"/kubepods/pod{ref.get('uid')}/{c['name']}"},
+                t,
+                (c.get("memory") or {}).get("workingSetBytes"),
+            )
+            fam.add(
+                "container_fs_usage_bytes", {**ck, "device": "/dev/vda1"}, t, (c.get("rootfs") or {}).get("usedBytes")
+            )
+            fam.add(
+                "kubelet_container_log_filesystem_used_bytes",
+                {**ck, "uid": ref.get("uid", "")},
+                t,
+                (c.get("logs") or {}).get("usedBytes"),
+            )
 
 
 def _pod(fam: _Families, pod: dict[str, Any], node: str, t: float, classes: dict[str, int]) -> None:
@@ -166,9 +192,19 @@ def _pod(fam: _Families, pod: dict[str, Any], node: str, t: float, classes: dict
     fam.add("kube_pod_info", {**pk, "node": node, "priority_class": cls, "host_ip": "10.0.0.1"}, t, 1)
     owners = meta.get("ownerReferences") or []
     for o in owners or [{"kind": "<none>", "name": "<none>", "controller": None}]:
-        fam.add("kube_pod_owner", {**pk, "owner_kind": o.get("kind", ""), "owner_name": o.get("name", ""),
-                                   "owner_is_controller": str(bool(o.get("controller"))).lower()
-                                   if o.get("controller") is not None else "<none>"}, t, 1)
+        fam.add(
+            "kube_pod_owner",
+            {
+                **pk,
+                "owner_kind": o.get("kind", ""),
+                "owner_name": o.get("name", ""),
+                "owner_is_controller": str(bool(o.get("controller"))).lower()
+                if o.get("controller") is not None
+                else "<none>",
+            },
+            t,
+            1,
+        )
     for phase in PHASES:
         fam.add("kube_pod_status_phase", {**pk, "phase": phase}, t, 1 if status.get("phase") == phase else 0)
     for reason in REASONS:
@@ -182,9 +218,12 @@ def _pod(fam: _Families, pod: dict[str, Any], node: str, t: float, classes: dict
             for what in ("requests", "limits"):
                 for res, qty in ((c.get("resources") or {}).get(what) or {}).items():
                     unit = "core" if res == "cpu" else "byte"
-                    fam.add(f"kube_pod_{kind}container_resource_{what}",
-                            {**pk, "node": node, "container": c["name"], "resource": res.replace("-", "_"),
-                             "unit": unit}, t, _qty_bytes(str(qty)))
+                    fam.add(
+                        f"kube_pod_{kind}container_resource_{what}",
+                        {**pk, "node": node, "container": c["name"], "resource": res.replace("-", "_"), "unit": unit},
+                        t,
+                        _qty_bytes(str(qty)),
+                    )
 
 
 def _node(fam: _Families, obj: dict[str, Any], node: str, t: float) -> None:
@@ -194,20 +233,33 @@ def _node(fam: _Families, obj: dict[str, Any], node: str, t: float) -> None:
     for what in ("capacity", "allocatable"):
         for res, qty in (status.get(what) or {}).items():
             unit = {"cpu": "core", "pods": "integer"}.get(res, "byte")
-            fam.add(f"kube_node_status_{what}", {"node": node, "resource": res.replace("-", "_"), "unit": unit}, t,
-                    _qty_bytes(str(qty)))
+            fam.add(
+                f"kube_node_status_{what}",
+                {"node": node, "resource": res.replace("-", "_"), "unit": unit},
+                t,
+                _qty_bytes(str(qty)),
+            )
     for c in status.get("conditions") or []:
         for st in ("true", "false", "unknown"):
-            fam.add("kube_node_status_condition", {"node": node, "condition": c["type"], "status": st}, t,
-                    1 if c.get("status", "").lower() == st else 0)
+            fam.add(
+                "kube_node_status_condition",
+                {"node": node, "condition": c["type"], "status": st},
+                t,
+                1 if c.get("status", "").lower() == st else 0,
+            )
 
 
 def backfill(openmetrics: Path, data: Path) -> None:
     """promtool tsdb create-blocks-from openmetrics FILE DIR."""
     assert PROMTOOL is not None
     data.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([PROMTOOL, "tsdb", "create-blocks-from", "openmetrics", str(openmetrics), str(data)],
-                          capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [PROMTOOL, "tsdb", "create-blocks-from", "openmetrics", str(openmetrics), str(data)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
 
 
@@ -232,10 +284,16 @@ def prometheus(data: Path, *, deadline: float = 90.0) -> Iterator[Server]:
     port = free_port()
     log = (data.parent / "prometheus.log").open("wb")
     proc = subprocess.Popen(
-        [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={data}",
-         f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=100y",
-         "--query.lookback-delta=5m"],
-        stdout=log, stderr=subprocess.STDOUT,
+        [
+            PROMETHEUS,
+            f"--config.file={config}",
+            f"--storage.tsdb.path={data}",
+            f"--web.listen-address=127.0.0.1:{port}",
+            "--storage.tsdb.retention.time=100y",
+            "--query.lookback-delta=5m",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     try:

@@ -106,8 +106,21 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _import(case: Loaded, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return _run("import", "--prometheus", case.url, "--from", f"{case.start}", "--to", f"{case.end}",
-                "--lookback", "5s", "-o", str(out), *case.side, *extra)
+    return _run(
+        "import",
+        "--prometheus",
+        case.url,
+        "--from",
+        f"{case.start}",
+        "--to",
+        f"{case.end}",
+        "--lookback",
+        "5s",
+        "-o",
+        str(out),
+        *case.side,
+        *extra,
+    )
 
 
 def _evictions(rec: Path) -> list[tuple[str, str, int, str]]:
@@ -118,8 +131,9 @@ def _evictions(rec: Path) -> list[tuple[str, str, int, str]]:
 
 @needs_server
 @pytest.mark.parametrize("case_name", ["memory_case", "disk_case"])
-def test_replay_of_the_import_predicts_the_scenarios_evictions(case_name: str, request: pytest.FixtureRequest,
-                                                                tmp_path: Path) -> None:
+def test_replay_of_the_import_predicts_the_scenarios_evictions(
+    case_name: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
     case: Loaded = request.getfixturevalue(case_name)
     done = _import(case, tmp_path / "imp")
     assert done.returncode == 0, done.stderr
@@ -144,15 +158,19 @@ def test_manifest_names_the_source_and_the_missing_series(memory_case: Loaded, t
 
 
 @needs_server
-def test_without_the_root_cgroup_memory_comes_from_node_exporter_and_says_so(chart_case: Loaded,
-                                                                             tmp_path: Path) -> None:
+def test_without_the_root_cgroup_memory_comes_from_node_exporter_and_says_so(
+    chart_case: Loaded, tmp_path: Path
+) -> None:
     done = _import(chart_case, tmp_path / "imp")
     assert done.returncode == 0, done.stderr
     assert _evictions(tmp_path / "imp") == _evictions(chart_case.rec)
     notes = orjson.loads((tmp_path / "imp" / "manifest.json").read_bytes())["notes"]
     assert any(n.startswith("node.memory.workingSetBytes from node-exporter MemTotal - MemFree") for n in notes)
-    assert any(n.startswith('systemContainers["pods"].memory.workingSetBytes: no series for any node')
-               and "allocatableMemory.available not decidable" in n for n in notes), notes
+    assert any(
+        n.startswith('systemContainers["pods"].memory.workingSetBytes: no series for any node')
+        and "allocatableMemory.available not decidable" in n
+        for n in notes
+    ), notes
 
 
 @needs_server
@@ -181,8 +199,7 @@ def test_unknown_node_is_one_line_naming_it(memory_case: Loaded, tmp_path: Path)
 @needs_server
 def test_range_without_data_is_one_line(memory_case: Loaded, tmp_path: Path) -> None:
     out = tmp_path / "imp"
-    done = _run("import", "--prometheus", memory_case.url, "--from", "1000000000", "--to", "1000000600",
-                "-o", str(out))
+    done = _run("import", "--prometheus", memory_case.url, "--from", "1000000000", "--to", "1000000600", "-o", str(out))
     _fails_in_one_line(done, out, "no data between", "query")
 
 
@@ -194,8 +211,19 @@ def test_promql_error_from_the_server_names_the_query(memory_case: Loaded, tmp_p
 
 def test_unreachable_server_is_one_line(tmp_path: Path) -> None:
     out = tmp_path / "imp"
-    done = _run("import", "--prometheus", "http://127.0.0.1:9", "--from", "1700000000", "--to", "1700000600",
-                "--retries", "0", "-o", str(out))
+    done = _run(
+        "import",
+        "--prometheus",
+        "http://127.0.0.1:9",
+        "--from",
+        "1700000000",
+        "--to",
+        "1700000600",
+        "--retries",
+        "0",
+        "-o",
+        str(out),
+    )
     _fails_in_one_line(done, out, "cannot reach http://127.0.0.1:9", "query")
 
 
@@ -251,8 +279,10 @@ def test_client_retries_429_and_5xx_with_backoff(fake: tuple[str, type[_Handler]
 def test_client_gives_up_after_its_retries(fake: tuple[str, type[_Handler]]) -> None:
     url, handler = fake
     handler.statuses = [503, 503, 503]
-    with PrometheusClient(ClientOptions(url=url, retries=2, backoff=0.0), sleep=lambda _s: None) as client, \
-            pytest.raises(PrometheusError, match=r"query up: HTTP 503 .* \(after 3 attempts\)"):
+    with (
+        PrometheusClient(ClientOptions(url=url, retries=2, backoff=0.0), sleep=lambda _s: None) as client,
+        pytest.raises(PrometheusError, match=r"query up: HTTP 503 .* \(after 3 attempts\)"),
+    ):
         client.query("up", 1700000000)
 
 
@@ -276,8 +306,10 @@ class _Blocking(http.server.BaseHTTPRequestHandler):
             self.release.wait(60)
             body = b'{"status":"success","data":{"resultType":"matrix","result":[]}}'
         else:
-            body = (b'{"status":"success","data":{"resultType":"vector","result":'
-                    b'[{"metric":{"node":"n1","instance":"n1"},"value":[1700000600,"1"]}]}}')
+            body = (
+                b'{"status":"success","data":{"resultType":"vector","result":'
+                b'[{"metric":{"node":"n1","instance":"n1"},"value":[1700000600,"1"]}]}}'
+            )
         with contextlib.suppress(OSError):
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -295,8 +327,22 @@ def test_ctrl_c_during_the_import_leaves_nothing(tmp_path: Path) -> None:
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     out = tmp_path / "imp"
     proc = subprocess.Popen(
-        [*EVICTLENS, "import", "--prometheus", f"http://127.0.0.1:{srv.server_address[1]}", "--from", "1700000000",
-         "--to", "1700000600", "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            *EVICTLENS,
+            "import",
+            "--prometheus",
+            f"http://127.0.0.1:{srv.server_address[1]}",
+            "--from",
+            "1700000000",
+            "--to",
+            "1700000600",
+            "-o",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert handler.reached.wait(120), "the import never asked for a range"
         assert out.is_dir()  # the recording was being written
@@ -330,8 +376,21 @@ def test_the_manifest_keeps_no_credentials(memory_case: Loaded, tmp_path: Path) 
     token = tmp_path / "token"
     token.write_text("s3cret-token\n")
     url = memory_case.url.replace("http://", "http://alice:pa55word@")
-    done = _run("import", "--prometheus", url, "--from", f"{memory_case.start}", "--to", f"{memory_case.end}",
-                "--bearer-token-file", str(token), "--header", "X-Scope-OrgID: tenant-1", "-o", str(tmp_path / "imp"))
+    done = _run(
+        "import",
+        "--prometheus",
+        url,
+        "--from",
+        f"{memory_case.start}",
+        "--to",
+        f"{memory_case.end}",
+        "--bearer-token-file",
+        str(token),
+        "--header",
+        "X-Scope-OrgID: tenant-1",
+        "-o",
+        str(tmp_path / "imp"),
+    )
     assert done.returncode == 0, done.stderr
     text = b"".join(f.read_bytes() for f in (tmp_path / "imp").rglob("*") if f.is_file())
     assert b"pa55word" not in text and b"s3cret-token" not in text and b"tenant-1" not in text
@@ -357,11 +416,14 @@ def test_custom_ca_and_client_certificate(tmp_path: Path) -> None:
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     url = f"https://127.0.0.1:{srv.server_address[1]}"
     try:
-        with PrometheusClient(ClientOptions(url=url, ca_file=str(ca_file), retries=0,
-                                            client_cert=(str(client_file), str(client_file)))) as c:
+        with PrometheusClient(
+            ClientOptions(url=url, ca_file=str(ca_file), retries=0, client_cert=(str(client_file), str(client_file)))
+        ) as c:
             assert c.query("up", 1700000000) == []
-        with PrometheusClient(ClientOptions(url=url, retries=0)) as c, \
-                pytest.raises(PrometheusError, match=r"query up: cannot reach https://127\.0\.0\.1:\d+ \(.*CERTIF"):
+        with (
+            PrometheusClient(ClientOptions(url=url, retries=0)) as c,
+            pytest.raises(PrometheusError, match=r"query up: cannot reach https://127\.0\.0\.1:\d+ \(.*CERTIF"),
+        ):
             c.query("up", 1700000000)
     finally:
         srv.shutdown()
@@ -370,8 +432,19 @@ def test_custom_ca_and_client_certificate(tmp_path: Path) -> None:
 
 def test_an_unreadable_ca_file_is_one_line(tmp_path: Path) -> None:
     out = tmp_path / "imp"
-    done = _run("import", "--prometheus", "https://127.0.0.1:9", "--from", "1700000000", "--to", "1700000600",
-                "--ca-file", str(tmp_path / "missing.pem"), "-o", str(out))
+    done = _run(
+        "import",
+        "--prometheus",
+        "https://127.0.0.1:9",
+        "--from",
+        "1700000000",
+        "--to",
+        "1700000600",
+        "--ca-file",
+        str(tmp_path / "missing.pem"),
+        "-o",
+        str(out),
+    )
     _fails_in_one_line(done, out, "cannot set up TLS")
 
 
@@ -379,11 +452,22 @@ _QUANTITY = re.compile(r"\b\d+(\.\d+)?([KMGTPE]i?|k|m)?\b")
 
 
 @needs_server
-def test_a_slower_scrape_finds_the_same_evictions_within_one_interval(slow_scrape_case: Loaded,
-                                                                        tmp_path: Path) -> None:
+def test_a_slower_scrape_finds_the_same_evictions_within_one_interval(slow_scrape_case: Loaded, tmp_path: Path) -> None:
     case = slow_scrape_case
-    done = _run("import", "--prometheus", case.url, "--from", f"{case.start}", "--to", f"{case.end}",
-                "--lookback", "19s", "-o", str(tmp_path / "imp"), *case.side)
+    done = _run(
+        "import",
+        "--prometheus",
+        case.url,
+        "--from",
+        f"{case.start}",
+        "--to",
+        f"{case.end}",
+        "--lookback",
+        "19s",
+        "-o",
+        str(tmp_path / "imp"),
+        *case.side,
+    )
     assert done.returncode == 0, done.stderr
     expected, got = _evictions(case.rec), _evictions(tmp_path / "imp")
     assert [(n, p) for n, p, _t, _m in got] == [(n, p) for n, p, _t, _m in expected]
@@ -399,8 +483,20 @@ def test_a_repeated_scrape_is_not_fresh_stats(slow_disk_case: Loaded, tmp_path: 
     """Each Summary time is the scrape's, so a step that repeats a sample does not evict again (the
     manager ignores thresholds whose stats did not advance); pressure only an unscraped step saw is missed."""
     case = slow_disk_case
-    done = _run("import", "--prometheus", case.url, "--from", f"{case.start}", "--to", f"{case.end}",
-                "--lookback", "19s", "-o", str(tmp_path / "imp"), *case.side)
+    done = _run(
+        "import",
+        "--prometheus",
+        case.url,
+        "--from",
+        f"{case.start}",
+        "--to",
+        f"{case.end}",
+        "--lookback",
+        "19s",
+        "-o",
+        str(tmp_path / "imp"),
+        *case.side,
+    )
     assert done.returncode == 0, done.stderr
     expected = {(n, p): t for n, p, t, _m in _evictions(case.rec)}
     got = {(n, p): t for n, p, t, _m in _evictions(tmp_path / "imp")}
@@ -416,8 +512,10 @@ def test_a_repeated_scrape_is_not_fresh_stats(slow_disk_case: Loaded, tmp_path: 
 class _TooMany(http.server.BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        body = (b'{"status":"error","errorType":"execution","error":"query processing would load too many samples '
-                b'into memory in query execution"}')
+        body = (
+            b'{"status":"error","errorType":"execution","error":"query processing would load too many samples '
+            b'into memory in query execution"}'
+        )
         self.send_response(422)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -432,8 +530,10 @@ def test_the_servers_sample_limit_says_to_lower_the_window() -> None:
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _TooMany)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     try:
-        with PrometheusClient(ClientOptions(url=f"http://127.0.0.1:{srv.server_address[1]}")) as c, \
-                pytest.raises(PrometheusError, match=r"query up: execution: .*too many samples.*; lower --window"):
+        with (
+            PrometheusClient(ClientOptions(url=f"http://127.0.0.1:{srv.server_address[1]}")) as c,
+            pytest.raises(PrometheusError, match=r"query up: execution: .*too many samples.*; lower --window"),
+        ):
             c.query("up", 1700000000)
     finally:
         srv.shutdown()

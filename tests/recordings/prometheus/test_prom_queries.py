@@ -22,8 +22,13 @@ def test_defaults_follow_kube_prometheus_stack() -> None:
 
 
 def test_each_label_convention_is_a_flag_and_the_selector_reaches_every_query() -> None:
-    conv = Conventions(kubelet_node="kubernetes_node", node_exporter_node="nodename", ksm_node="node",
-                       selector=parse_selector(['cluster="prod"']), nodes=("w-1.example",))
+    conv = Conventions(
+        kubelet_node="kubernetes_node",
+        node_exporter_node="nodename",
+        ksm_node="node",
+        selector=parse_selector(['cluster="prod"']),
+        nodes=("w-1.example",),
+    )
     b = Builder(conv)
     queries = _all(b) + list(ksm_range_queries(b).values())
     assert all('cluster="prod"' in q for q in queries)
@@ -55,9 +60,17 @@ def test_node_names_are_regex_literals() -> None:
     assert regex_literal("ip-10-0-0-1.ec2.internal") == "ip-10-0-0-1\\\\.ec2\\\\.internal"
 
 
-@pytest.mark.parametrize(("resource", "value", "text"), [
-    ("memory", 52428800.0, "50Mi"), ("memory", 1610612736.0, "1536Mi"), ("memory", 100_000_000.0, "100M"),
-    ("memory", 12345.0, "12345"), ("cpu", 0.1, "100m"), ("cpu", 2.0, "2"), ("ephemeral-storage", 2147483648.0, "2Gi"),
-])
+@pytest.mark.parametrize(
+    ("resource", "value", "text"),
+    [
+        ("memory", 52428800.0, "50Mi"),
+        ("memory", 1610612736.0, "1536Mi"),
+        ("memory", 100_000_000.0, "100M"),
+        ("memory", 12345.0, "12345"),
+        ("cpu", 0.1, "100m"),
+        ("cpu", 2.0, "2"),
+        ("ephemeral-storage", 2147483648.0, "2Gi"),
+    ],
+)
 def test_quantities_read_back_as_quantity_string_prints_them(resource: str, value: float, text: str) -> None:
     assert _quantity(resource, value) == text
