@@ -59,14 +59,18 @@ class PodScreen(ResultsScreen):
 
         rec = self.view.open_recording()
         if rec is None:
-            self.app.call_from_thread(self.query_one("#pod-title", Static).update,
-                                      "the recording is not on disk: no usage to show")
+            self.app.call_from_thread(
+                self.query_one("#pod-title", Static).update, "the recording is not on disk: no usage to show"
+            )
             return
         if not self.uid:  # opened by name (a ranking at a moment): the pod's uid on this node
             from replay.podview import pods_named
 
-            hits = [h for h in pods_named(rec, f"{self.namespace}/{self.pod}")
-                    if h[0] == self.node and (h[1], h[2]) == (self.namespace, self.pod)]
+            hits = [
+                h
+                for h in pods_named(rec, f"{self.namespace}/{self.pod}")
+                if h[0] == self.node and (h[1], h[2]) == (self.namespace, self.pod)
+            ]
             self.uid = hits[0][3] if hits else ""
         series = pod_series(rec, self.node, self.namespace, self.pod, self.uid)
         per_container = container_series(rec, self.node, self.uid)
@@ -100,16 +104,20 @@ class PodScreen(ResultsScreen):
             if per is not None and per["container"].n_unique() > 1:  # one container: its line is the pod's
                 for (name,), rows in per.group_by("container", maintain_order=True):
                     cx = [at[t] for t in rows["tick"].to_list() if t in at]
-                    cy = [(v or 0) / (1 << 20) for t, v in zip(rows["tick"].to_list(), rows[column].to_list(),
-                                                               strict=True) if t in at]
+                    cy = [
+                        (v or 0) / (1 << 20)
+                        for t, v in zip(rows["tick"].to_list(), rows[column].to_list(), strict=True)
+                        if t in at
+                    ]
                     plt.plot(cx, cy, marker="dot", label=str(name))
             for value, name, color in ((request, "request", "yellow"), (limit, "limit", "red")):
                 if value is not None:
                     plt.plot(xs, [value / (1 << 20)] * len(xs), color=color, marker="─", label=name)
             evicted = [i for i, t in enumerate(ticks) if any(e.tick == t for e in self._evictions())]
             if evicted:
-                plt.scatter(evicted, [top / 1.1 * 1.05] * len(evicted), marker="▼", color="red+",
-                            label="predicted eviction")
+                plt.scatter(
+                    evicted, [top / 1.1 * 1.05] * len(evicted), marker="▼", color="red+", label="predicted eviction"
+                )
             times = frame["time"].to_list()
             cursor = self.el_app.cursor_time
             if cursor is not None and times and times[0] is not None and times[0] <= cursor <= times[-1]:
@@ -124,14 +132,20 @@ class PodScreen(ResultsScreen):
         self.query_one("#pod-title", Static).update(f"{self.namespace}/{self.pod} on {self.node} · {kinds}")
 
     def _evictions(self) -> list[Eviction]:
-        return [e for e in self.view.evictions_of(self.node) if e.uid == self.uid or
-                (e.namespace, e.pod) == (self.namespace, self.pod)]
+        return [
+            e
+            for e in self.view.evictions_of(self.node)
+            if e.uid == self.uid or (e.namespace, e.pod) == (self.namespace, self.pod)
+        ]
 
     def story(self) -> Text:
         out = Text()
         out.append("What happened: ", style="bold")
-        mine = [e for e in self.view.evictions_of(self.node)
-                if e.uid == self.uid or (e.namespace, e.pod) == (self.namespace, self.pod)]
+        mine = [
+            e
+            for e in self.view.evictions_of(self.node)
+            if e.uid == self.uid or (e.namespace, e.pod) == (self.namespace, self.pod)
+        ]
         for e in mine:
             out.append(f"\n▼ predicted eviction at {fmt_clock(e.time)} ({e.cause}): ", style="red")
             out.append(e.message)
