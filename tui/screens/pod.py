@@ -20,6 +20,10 @@ from tui.fmt import fmt_clock
 from tui.screens.base import ResultsScreen
 from tui.screens.eviction import impact_of
 
+CONTAINER_COLORS = (("green+", "bright_green"), ("cyan+", "bright_cyan"), ("magenta+", "bright_magenta"),
+                    ("orange+", "orange1"), ("white", "white"), ("gray+", "grey70"))
+"""(plotext colour, the same in rich) of each container's line and its legend mark."""
+
 
 class PodScreen(ResultsScreen):
     TITLE = "Pod"
@@ -42,6 +46,7 @@ class PodScreen(ResultsScreen):
         yield Header(show_clock=False)
         yield Static(f"{self.namespace}/{self.pod} on {self.node}", id="pod-title")
         yield PlotextPlot(id="pod-plot")
+        yield Static(id="pod-legend")
         yield Static(id="pod-story")
         yield Footer()
 
@@ -59,18 +64,14 @@ class PodScreen(ResultsScreen):
 
         rec = self.view.open_recording()
         if rec is None:
-            self.app.call_from_thread(
-                self.query_one("#pod-title", Static).update, "the recording is not on disk: no usage to show"
-            )
+            self.app.call_from_thread(self.query_one("#pod-title", Static).update,
+                                      "the recording is not on disk: no usage to show")
             return
         if not self.uid:  # opened by name (a ranking at a moment): the pod's uid on this node
             from replay.podview import pods_named
 
-            hits = [
-                h
-                for h in pods_named(rec, f"{self.namespace}/{self.pod}")
-                if h[0] == self.node and (h[1], h[2]) == (self.namespace, self.pod)
-            ]
+            hits = [h for h in pods_named(rec, f"{self.namespace}/{self.pod}")
+                    if h[0] == self.node and (h[1], h[2]) == (self.namespace, self.pod)]
             self.uid = hits[0][3] if hits else ""
         series = pod_series(rec, self.node, self.namespace, self.pod, self.uid)
         per_container = container_series(rec, self.node, self.uid)
@@ -89,6 +90,7 @@ class PodScreen(ResultsScreen):
         plt = plot.plt
         plt.clear_figure()
         frame = series.frame
+        key: list[tuple[str, str, str]] = []
         if self.resource == "memory":
             column, request, limit = "memory", series.memory_request, series.memory_limit
         else:
@@ -99,25 +101,26 @@ class PodScreen(ResultsScreen):
             ticks = frame["tick"].to_list()
             at = {t: i for i, t in enumerate(ticks)}
             top = max([*values, *((v or 0) / (1 << 20) for v in (request, limit))], default=1.0) * 1.1 or 1.0
-            plt.plot(xs, values, color="blue+", marker="braille", label=f"{column} (pod)")
+            # the legend is a line under the plot (plotext's own sits over the top left of the data)
+            plt.plot(xs, values, color="blue+", marker="braille")
+            key.append(("⣿", "blue", f"{column} (pod)"))
             per = self.per_container
             if per is not None and per["container"].n_unique() > 1:  # one container: its line is the pod's
-                for (name,), rows in per.group_by("container", maintain_order=True):
+                for ((name,), rows), (color, style) in zip(per.group_by("container", maintain_order=True),
+                                                  CONTAINER_COLORS * 8, strict=False):
                     cx = [at[t] for t in rows["tick"].to_list() if t in at]
-                    cy = [
-                        (v or 0) / (1 << 20)
-                        for t, v in zip(rows["tick"].to_list(), rows[column].to_list(), strict=True)
-                        if t in at
-                    ]
-                    plt.plot(cx, cy, marker="dot", label=str(name))
+                    cy = [(v or 0) / (1 << 20) for t, v in zip(rows["tick"].to_list(), rows[column].to_list(),
+                                                               strict=True) if t in at]
+                    plt.plot(cx, cy, marker="dot", color=color)
+                    key.append(("•", style, str(name)))
             for value, name, color in ((request, "request", "yellow"), (limit, "limit", "red")):
                 if value is not None:
-                    plt.plot(xs, [value / (1 << 20)] * len(xs), color=color, marker="─", label=name)
+                    plt.plot(xs, [value / (1 << 20)] * len(xs), color=color, marker="─")
+                    key.append(("──", color, name))
             evicted = [i for i, t in enumerate(ticks) if any(e.tick == t for e in self._evictions())]
             if evicted:
-                plt.scatter(
-                    evicted, [top / 1.1 * 1.05] * len(evicted), marker="▼", color="red+", label="predicted eviction"
-                )
+                plt.scatter(evicted, [top / 1.1 * 1.05] * len(evicted), marker="▼", color="red+")
+                key.append(("▼", "bold red", "predicted eviction"))
             times = frame["time"].to_list()
             cursor = self.el_app.cursor_time
             if cursor is not None and times and times[0] is not None and times[0] <= cursor <= times[-1]:
@@ -128,24 +131,24 @@ class PodScreen(ResultsScreen):
         plt.ylabel("MiB")
         plt.title(f"{self.namespace}/{self.pod}: {column} (request {fmt_bytes(request)}, limit {fmt_bytes(limit)})")
         plot.refresh()
+        legend = Text()
+        for mark, style, label in key:
+            legend.append("  " if legend else "")
+            legend.append(mark, style=style)
+            legend.append(f" {label}")
+        self.query_one("#pod-legend", Static).update(legend)
         kinds = ", ".join(f"{n} ({k})" for n, k in series.containers) or "no pod object recorded"
         self.query_one("#pod-title", Static).update(f"{self.namespace}/{self.pod} on {self.node} · {kinds}")
 
     def _evictions(self) -> list[Eviction]:
-        return [
-            e
-            for e in self.view.evictions_of(self.node)
-            if e.uid == self.uid or (e.namespace, e.pod) == (self.namespace, self.pod)
-        ]
+        return [e for e in self.view.evictions_of(self.node) if e.uid == self.uid or
+                (e.namespace, e.pod) == (self.namespace, self.pod)]
 
     def story(self) -> Text:
         out = Text()
         out.append("What happened: ", style="bold")
-        mine = [
-            e
-            for e in self.view.evictions_of(self.node)
-            if e.uid == self.uid or (e.namespace, e.pod) == (self.namespace, self.pod)
-        ]
+        mine = [e for e in self.view.evictions_of(self.node)
+                if e.uid == self.uid or (e.namespace, e.pod) == (self.namespace, self.pod)]
         for e in mine:
             out.append(f"\n▼ predicted eviction at {fmt_clock(e.time)} ({e.cause}): ", style="red")
             out.append(e.message)
