@@ -35,9 +35,16 @@ def _app(sample_cache: Path, tmp_path: Path, target: Path | None = None) -> Evic
 
 async def _overview(app: EvictlensApp, pilot: Pilot[int]) -> None:
     """The overview, mounted with its rows, and the recording opened (the app's own workers done)."""
-    await until(pilot, lambda: isinstance(app.screen, OverviewScreen) and app.screen.is_mounted
-                and bool(app.screen.query("#nodes")) and app.screen.query_one("#nodes", RecordTable).row_count,
-                "the overview")
+    await until(
+        pilot,
+        lambda: (
+            isinstance(app.screen, OverviewScreen)
+            and app.screen.is_mounted
+            and bool(app.screen.query("#nodes"))
+            and app.screen.query_one("#nodes", RecordTable).row_count
+        ),
+        "the overview",
+    )
     await app.workers.wait_for_complete()
     await pilot.pause()
 
@@ -137,7 +144,8 @@ def real_only_results(results_dir: Path, tmp_path: Path) -> Path:
 
 
 async def test_a_real_eviction_the_replay_did_not_predict_opens_with_its_message_and_the_ranking(
-        real_only_results: Path, sample_cache: Path, tmp_path: Path) -> None:
+    real_only_results: Path, sample_cache: Path, tmp_path: Path
+) -> None:
     app = _app(sample_cache, tmp_path, real_only_results)
     async with app.run_test(size=SIZE) as pilot:
         await _overview(app, pilot)
@@ -169,7 +177,8 @@ async def test_the_ranking_says_what_kept_each_pod(sample_cache: Path, tmp_path:
 
 
 async def test_exports_are_named_for_the_object_and_time_and_never_overwrite(
-        sample_cache: Path, tmp_path: Path) -> None:
+    sample_cache: Path, tmp_path: Path
+) -> None:
     app = _app(sample_cache, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await _overview(app, pilot)
@@ -189,14 +198,16 @@ async def test_the_timeline_offers_no_csv_export(sample_cache: Path, tmp_path: P
     async with app.run_test(size=SIZE) as pilot:
         await _overview(app, pilot)
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.model is not None,
-                    "the timeline")
+        await until(
+            pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.model is not None, "the timeline"
+        )
         assert not app.check_action("export", ("csv",))
         assert "Export CSV" not in {c.title for c in app.get_system_commands(app.screen)}
 
 
 async def test_the_screenshot_goes_to_the_export_dir_without_downloads(
-        sample_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sample_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home-without-downloads"))
     app = _app(sample_cache, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
@@ -209,7 +220,8 @@ async def test_the_screenshot_goes_to_the_export_dir_without_downloads(
 
 
 async def test_the_screenshot_defaults_to_the_current_directory(
-        sample_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sample_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     app = make_app(cache=sample_cache)
     async with app.run_test(size=SIZE) as pilot:
@@ -236,8 +248,11 @@ async def test_a_tar_not_named_as_a_pack_says_evictlens_unpack(sample_cache: Pat
         tar.add(tmp_path, arcname="x", recursive=False)
     app = _app(sample_cache, tmp_path, plain)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, ErrorScreen) and bool(app.screen.query("#error-problem")),
-                    "the error screen")
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, ErrorScreen) and bool(app.screen.query("#error-problem")),
+            "the error screen",
+        )
         await pilot.pause()
         assert app.failed is not None and "evictlens unpack" in app.failed
         assert "evictlens unpack" in _plain(app, "#error-problem")
@@ -268,13 +283,17 @@ async def test_the_timeline_cursor_is_every_views_moment(sample_cache: Path, tmp
     async with app.run_test(size=SIZE) as pilot:
         await _overview(app, pilot)
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.model is not None,
-                    "the timeline")
+        await until(
+            pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.model is not None, "the timeline"
+        )
         screen = app.screen
         assert isinstance(screen, TimelineScreen) and screen.model is not None
         await pilot.press("right")
-        await until(pilot, lambda: app.cursor_time == screen.model.times[screen.model.cursor],  # type: ignore[union-attr]
-                    "the shared cursor")
+        await until(
+            pilot,
+            lambda: app.cursor_time == screen.model.times[screen.model.cursor],  # type: ignore[union-attr]
+            "the shared cursor",
+        )
         legend = _plain(app, "#plot-legend")
         assert legend.count("MemoryPressure") == 1 and "predicted eviction" in legend
 
@@ -296,8 +315,11 @@ async def test_the_pod_view_draws_each_container(sample_cache: Path, tmp_path: P
     async with app.run_test(size=SIZE) as pilot:
         await _overview(app, pilot)
         await pilot.press("colon", *"pod alloc-sidecars", "enter")
-        await until(pilot, lambda: isinstance(app.screen, PodScreen) and app.screen.per_container is not None,
-                    "the pod's usage per container")
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, PodScreen) and app.screen.per_container is not None,
+            "the pod's usage per container",
+        )
         screen = app.screen
         assert isinstance(screen, PodScreen) and screen.per_container is not None
         assert set(screen.per_container["container"].unique()) >= {"el1", "el-sidecar1"}

@@ -20,8 +20,14 @@ from tui.fmt import fmt_clock
 from tui.screens.base import ResultsScreen
 from tui.screens.eviction import impact_of
 
-CONTAINER_COLORS = (("green+", "bright_green"), ("cyan+", "bright_cyan"), ("magenta+", "bright_magenta"),
-                    ("orange+", "orange1"), ("white", "white"), ("gray+", "grey70"))
+CONTAINER_COLORS = (
+    ("green+", "bright_green"),
+    ("cyan+", "bright_cyan"),
+    ("magenta+", "bright_magenta"),
+    ("orange+", "orange1"),
+    ("white", "white"),
+    ("gray+", "grey70"),
+)
 """(plotext colour, the same in rich) of each container's line and its legend mark."""
 
 
@@ -64,14 +70,18 @@ class PodScreen(ResultsScreen):
 
         rec = self.view.open_recording()
         if rec is None:
-            self.app.call_from_thread(self.query_one("#pod-title", Static).update,
-                                      "the recording is not on disk: no usage to show")
+            self.app.call_from_thread(
+                self.query_one("#pod-title", Static).update, "the recording is not on disk: no usage to show"
+            )
             return
         if not self.uid:  # opened by name (a ranking at a moment): the pod's uid on this node
             from replay.podview import pods_named
 
-            hits = [h for h in pods_named(rec, f"{self.namespace}/{self.pod}")
-                    if h[0] == self.node and (h[1], h[2]) == (self.namespace, self.pod)]
+            hits = [
+                h
+                for h in pods_named(rec, f"{self.namespace}/{self.pod}")
+                if h[0] == self.node and (h[1], h[2]) == (self.namespace, self.pod)
+            ]
             self.uid = hits[0][3] if hits else ""
         series = pod_series(rec, self.node, self.namespace, self.pod, self.uid)
         per_container = container_series(rec, self.node, self.uid)
@@ -106,11 +116,15 @@ class PodScreen(ResultsScreen):
             key.append(("⣿", "blue", f"{column} (pod)"))
             per = self.per_container
             if per is not None and per["container"].n_unique() > 1:  # one container: its line is the pod's
-                for ((name,), rows), (color, style) in zip(per.group_by("container", maintain_order=True),
-                                                  CONTAINER_COLORS * 8, strict=False):
+                for ((name,), rows), (color, style) in zip(
+                    per.group_by("container", maintain_order=True), CONTAINER_COLORS * 8, strict=False
+                ):
                     cx = [at[t] for t in rows["tick"].to_list() if t in at]
-                    cy = [(v or 0) / (1 << 20) for t, v in zip(rows["tick"].to_list(), rows[column].to_list(),
-                                                               strict=True) if t in at]
+                    cy = [
+                        (v or 0) / (1 << 20)
+                        for t, v in zip(rows["tick"].to_list(), rows[column].to_list(), strict=True)
+                        if t in at
+                    ]
                     plt.plot(cx, cy, marker="dot", color=color)
                     key.append(("•", style, str(name)))
             for value, name, color in ((request, "request", "yellow"), (limit, "limit", "red")):
@@ -141,14 +155,20 @@ class PodScreen(ResultsScreen):
         self.query_one("#pod-title", Static).update(f"{self.namespace}/{self.pod} on {self.node} · {kinds}")
 
     def _evictions(self) -> list[Eviction]:
-        return [e for e in self.view.evictions_of(self.node) if e.uid == self.uid or
-                (e.namespace, e.pod) == (self.namespace, self.pod)]
+        return [
+            e
+            for e in self.view.evictions_of(self.node)
+            if e.uid == self.uid or (e.namespace, e.pod) == (self.namespace, self.pod)
+        ]
 
     def story(self) -> Text:
         out = Text()
         out.append("What happened: ", style="bold")
-        mine = [e for e in self.view.evictions_of(self.node)
-                if e.uid == self.uid or (e.namespace, e.pod) == (self.namespace, self.pod)]
+        mine = [
+            e
+            for e in self.view.evictions_of(self.node)
+            if e.uid == self.uid or (e.namespace, e.pod) == (self.namespace, self.pod)
+        ]
         for e in mine:
             out.append(f"\n▼ predicted eviction at {fmt_clock(e.time)} ({e.cause}): ", style="red")
             out.append(e.message)
