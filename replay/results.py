@@ -382,26 +382,8 @@ class ReplayResult:
         rows = [
             {
                 "eviction_id": e.id,
-                "node": e.node,
-                "tick": e.tick,
-                "time": e.time,
-                "namespace": e.namespace,
-                "pod": e.pod,
-                "uid": e.uid,
-                "owner_kind": e.owner_kind,
-                "owner_name": e.owner_name,
-                "qos": e.qos,
-                "priority": e.priority,
-                "cause": e.cause,
-                "signal": e.signal,
-                "hard": e.hard,
-                "observed_available": e.observed_available,
-                "threshold_value": e.threshold_value,
-                "grace_period_override": e.grace_period_override,
-                "message": e.message,
+                **eviction_fields(e),
                 "annotations": [{"key": k, "value": v} for k, v in e.annotations.items()],
-                "comes_back": e.comes_back,
-                "impact": e.impact,
             }
             for e in self.evictions
         ]
@@ -443,3 +425,16 @@ class ReplayResult:
             and self.conditions.equals(other.conditions, null_equal=True)
             and self.overcommit.collect().equals(other.overcommit.collect(), null_equal=True)
         )
+
+
+_EVICTION_FIELDS = (
+    "node", "tick", "time", "namespace", "pod", "uid", "owner_kind", "owner_name", "qos", "priority", "cause",
+    "signal", "hard", "observed_available", "threshold_value", "grace_period_override", "message", "annotations",
+    "comes_back", "impact",
+)  # fmt: skip
+
+
+def eviction_fields(e: Eviction) -> dict[str, Any]:
+    """An eviction's fields (not its id or ranking) in the results' column order, values as they are: the one
+    list ``evictions.parquet`` and ``result.json`` each render."""
+    return {name: getattr(e, name) for name in _EVICTION_FIELDS}

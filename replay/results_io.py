@@ -35,6 +35,7 @@ from replay.results import (
     ReplayResult,
     ThresholdSetting,
     TooFast,
+    eviction_fields,
 )
 
 RESULT_JSON = "result.json"
@@ -57,29 +58,7 @@ def _parse_time(value: Any) -> datetime | None:
 
 
 def _eviction_doc(e: Eviction) -> dict[str, Any]:
-    return {
-        "id": e.id,
-        "node": e.node,
-        "tick": e.tick,
-        "time": _time(e.time),
-        "namespace": e.namespace,
-        "pod": e.pod,
-        "uid": e.uid,
-        "owner_kind": e.owner_kind,
-        "owner_name": e.owner_name,
-        "qos": e.qos,
-        "priority": e.priority,
-        "cause": e.cause,
-        "signal": e.signal,
-        "hard": e.hard,
-        "observed_available": e.observed_available,
-        "threshold_value": e.threshold_value,
-        "grace_period_override": e.grace_period_override,
-        "message": e.message,
-        "annotations": dict(e.annotations),
-        "comes_back": e.comes_back,
-        "impact": e.impact,
-    }
+    return {"id": e.id, **eviction_fields(e), "time": _time(e.time), "annotations": dict(e.annotations)}
 
 
 def _node_doc(n: NodeResult) -> dict[str, Any]:
