@@ -22,7 +22,12 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kube.duration import format_duration as _go_duration
+from kube.oom import container_memory_limit, container_oom_score_adjust, select_victim, total_pages
+
 from ..summary_codec import format_time
+from . import oomkiller
+from .oomkiller import EXIT_OOM, OOM_KILLED, STEP, Backoff
 from .schema import EPHEMERAL_SOURCES, ContainerUsage, NodeSpec, PodTemplate, Scenario, VolumeUsage
 from .units import SECOND
 
@@ -88,6 +93,47 @@ class _Container:
     offset: int
     end: int | None
     usage: ContainerUsage
+    spec: Mapping[str, Any] = field(default_factory=dict)
+    init: bool = False
+    run_start: int = 0
+    """When the current run started (absolute): the container's curves restart from here."""
+    run_end: int | None = None
+    down: bool = False
+    """OOM-killed and not (yet) started again."""
+    restart_at: int | None = None
+    finished: int = 0
+    restarts: int = 0
+    last_term: dict[str, Any] | None = None
+    limit: int | None = None
+    adj: int = 0
+    pid: int = 0
+    process: str = ""
+
+    def running(self, at: int) -> bool:
+        return not self.down and self.run_start <= at and (self.run_end is None or at < self.run_end)
+
+    @property
+    def sidecar(self) -> bool:
+        return self.init and self.spec.get("restartPolicy") == "Always"
+
+
+@dataclass(frozen=True)
+class KernelKill:
+    """An OOM kill the kernel model made (also in the recording: the pod's ``OOMKilled`` status, and for a global
+    OOM the ``SystemOOM`` Event)."""
+
+    node: str
+    pod: str
+    """namespace/name"""
+    uid: str
+    container: str
+    at: int
+    scope: str
+    """``container`` (its own limit), ``pods`` (the kubepods cgroup) or ``node`` (global: ``SystemOOM``)."""
+    process: str
+    pid: int
+    restart_at: int | None
+    """When the kubelet starts it again (after its crash-loop back-off), None when it stays terminated."""
 
 
 @dataclass
@@ -117,6 +163,12 @@ class ScenarioRun:
         self._events: dict[tuple[str, str, str, str], dict[str, Any]] = {}
         self.evictions: list[tuple[str, str, str, int, str]] = []
         """(node, namespace/name, uid, at, message) of every eviction fed back."""
+        self.kernel_kills: list[KernelKill] = []
+        self._backoff: dict[str, Backoff] = {
+            n.name: oomkiller.backoff_for(n.kubelet.minor, n.kubelet.feature_gates) for n in scenario.nodes
+        }
+        self._pids: dict[str, int] = {n.name: oomkiller.FIRST_PID for n in scenario.nodes}
+        self._last_step: int | None = None
         for node in scenario.nodes:
             self._conditions[node.name] = {c[0]: (False, scenario.start) for c in _CONDITIONS}
             self._queue("configz", node.kubelet.configz(), scenario.start, node.name)
@@ -127,7 +179,9 @@ class ScenarioRun:
         sc = self.scenario
         for index in range(sc.tick_count):
             at = sc.start + index * sc.interval
+            self.kernel_until(at)
             self._start_pods(at)
+            self._kernel_step(at)
             summaries = {node.name: self._summary(node, at) for node in sc.nodes}
             yield GeneratedTick(index, at, summaries, self._take(at))
 
@@ -194,7 +248,11 @@ class ScenarioRun:
         if not uid:
             key = f"evictlens-scenario/{self.scenario.name}/{template.namespace}/{name}/{generation}"
             uid = str(uuid.uuid5(uuid.NAMESPACE_URL, key))
-        return _Instance(template, generation, start, name, uid, _schedule(template))
+        containers = _schedule(template)
+        for c in containers:
+            c.run_start = start + c.offset
+            c.run_end = None if c.end is None else start + c.end
+        return _Instance(template, generation, start, name, uid, containers)
 
     def _start_pods(self, at: int) -> None:
         due = sorted((i for i in self._waiting if i.start <= at), key=lambda i: i.start)
@@ -228,6 +286,14 @@ class ScenarioRun:
                     continue
             self._running[node].append(inst)
             self._queue("pod", inst.manifest, inst.start, node)
+            spec_node = self.scenario.node(node)
+            for c in inst.containers:
+                c.limit = container_memory_limit(c.spec)
+                c.adj = container_oom_score_adjust(
+                    inst.manifest, c.spec, spec_node.memory_capacity, minor=spec_node.kubelet.minor
+                )
+                c.process = oomkiller.process_name(c.spec)
+                c.pid = self._pid(node)
 
     def _manifest(self, inst: _Instance) -> dict[str, Any]:
         pod = copy.deepcopy(dict(inst.template.manifest))
@@ -242,6 +308,194 @@ class ScenarioRun:
             status["qosClass"] = qos
         pod["status"] = status
         return pod
+
+    # -- the kernel (oomkiller.py) ---------------------------------------------------------
+    def kernel_until(self, until: int) -> None:
+        """Run the kernel model every :data:`~.oomkiller.STEP` after the last step up to (not including) ``until``."""
+        if self._last_step is None:
+            return
+        s = self._last_step + STEP
+        while s < until:
+            self._kernel_step(s)
+            s += STEP
+
+    def _kernel_step(self, at: int) -> None:
+        self._last_step = at
+        for node in self.scenario.nodes:
+            self._node_kernel(node, at)
+
+    def _node_kernel(self, node: NodeSpec, at: int) -> None:
+        running = self._running[node.name]
+        for inst in list(running):
+            for c in inst.containers:
+                if c.down and c.restart_at is not None and c.restart_at <= at:
+                    self._restart(node.name, inst, c, c.restart_at)
+        usage: list[tuple[_Instance, _Container, int]] = []
+        extra = 0
+        for inst in running:
+            for c in inst.containers:
+                if c.running(at):
+                    mem = _page(c.usage.memory.at(at - c.run_start))
+                    if c.limit is not None and mem >= c.limit:
+                        self._kill(node.name, inst, c, at, "container")
+                        continue
+                    usage.append((inst, c, mem))
+            extra += self._tmpfs_bytes(inst, at)
+        pods_ws = extra + sum(m for _, _, m in usage)
+        limit = node.pods_memory_limit
+        while limit is not None and usage and pods_ws >= limit:
+            pods_ws -= self._oom(node.name, usage, limit, at, "pods")
+        system = node.system.memory.at(at - self.scenario.start)
+        while usage and system + pods_ws >= node.memory_capacity:
+            pods_ws -= self._oom(node.name, usage, node.memory_capacity, at, "node")
+
+    def _oom(self, node: str, usage: list[tuple[_Instance, _Container, int]], limit: int, at: int, scope: str) -> int:
+        """One OOM kill among ``usage`` (scan order: container start order); the bytes it frees."""
+        order = sorted(range(len(usage)), key=lambda i: (usage[i][1].run_start, i))
+        chosen = select_victim(((i, usage[i][2], usage[i][1].adj) for i in order), total_pages(limit))
+        if chosen is None:
+            usage.clear()
+            return 0
+        inst, c, mem = usage.pop(chosen)
+        self._kill(node, inst, c, at, scope)
+        return mem
+
+    def _tmpfs_bytes(self, inst: _Instance, at: int) -> int:
+        total = 0
+        for vol in inst.manifest["spec"].get("volumes") or []:
+            empty_dir = vol.get("emptyDir")
+            usage = inst.template.volumes.get(vol["name"])
+            if usage is not None and isinstance(empty_dir, Mapping) and empty_dir.get("medium") == "Memory":
+                total += _page(usage.used.at(at - inst.start))
+        return total
+
+    def _pid(self, node: str) -> int:
+        self._pids[node] += 1
+        return self._pids[node]
+
+    def _kill(self, node: str, inst: _Instance, c: _Container, at: int, scope: str) -> None:
+        """The kernel kills ``c`` (exit 137, ``OOMKilled``); the kubelet restarts it per the pod's policy."""
+        c.down = True
+        c.finished = at
+        term = {
+            "exitCode": EXIT_OOM,
+            "reason": OOM_KILLED,
+            "startedAt": format_time(_whole(c.run_start)),
+            "finishedAt": format_time(_whole(at)),
+        }
+        spec = inst.manifest["spec"]
+        key = f"{inst.uid}/{c.name}"
+        if oomkiller.restarts(spec, c.spec, init=c.init):
+            c.restart_at = self._backoff[node].restart_at(key, at)
+        else:
+            c.restart_at = None
+        c.last_term = term
+        if scope == "node":
+            self._event(node, None, "SystemOOM", oomkiller.system_oom_message(c.process, c.pid), at, "Warning")
+        ns, name = inst.template.namespace, inst.name
+        self.kernel_kills.append(
+            KernelKill(node, f"{ns}/{name}", inst.uid, c.name, at, scope, c.process, c.pid, c.restart_at)
+        )
+        backing_off = c.restart_at is not None and c.restart_at > at + oomkiller.PLEG_RELIST
+        if backing_off:
+            self._event_on(
+                node, inst, "BackOff", oomkiller.backoff_event(c.name, name, ns, inst.uid), at + oomkiller.PLEG_RELIST
+            )
+        if self._pod_failed(inst, c, at):
+            self._fail_pod(node, inst, at)
+            return
+        inst.manifest = {**inst.manifest, "status": self._pod_status(inst, at)}
+        self._queue("pod", inst.manifest, at + STATUS_DELAY, node)
+
+    def _pod_failed(self, inst: _Instance, killed: _Container, at: int) -> bool:
+        """restartPolicy Never: a failed init container fails the pod; so do regular containers all terminated."""
+        if killed.restart_at is not None:
+            return False
+        if killed.init and not killed.sidecar:
+            return True
+        regular = [c for c in inst.containers if not c.init]
+        return all((c.down and c.restart_at is None) or (c.run_end is not None and at >= c.run_end) for c in regular)
+
+    def _fail_pod(self, node: str, inst: _Instance, at: int) -> None:
+        inst.stopped = at
+        self._running[node] = [i for i in self._running[node] if i is not inst]
+        for c in inst.containers:
+            if c.running(at):  # the kubelet stops what is left (sidecars) once the pod is done
+                c.down, c.finished = True, at
+        status = self._pod_status(inst, at)
+        status["phase"] = "Failed"
+        inst.manifest = {**inst.manifest, "status": status}
+        self._queue("pod", inst.manifest, at + STATUS_DELAY, node)
+        if inst.template.recreate_after is not None:
+            self._waiting.append(self._instance(inst.template, inst.generation + 1, at + inst.template.recreate_after))
+
+    def _restart(self, node: str, inst: _Instance, c: _Container, at: int) -> None:
+        """The kubelet starts the container again (``Next`` on its back-off); its curves start over."""
+        self._backoff[node].next(f"{inst.uid}/{c.name}", c.finished, at)
+        old = c.run_start
+        length = None if c.run_end is None else c.run_end - c.run_start
+        c.down, c.restart_at = False, None
+        c.restarts += 1
+        c.run_start = at
+        c.run_end = None if length is None else at + length
+        c.pid = self._pid(node)
+        if c.init and not c.sidecar:  # the containers after it start that much later
+            later = inst.containers[inst.containers.index(c) + 1 :]
+            for other in later:
+                if other.run_start > c.finished:
+                    other.run_start += at - old
+                    other.run_end = None if other.run_end is None else other.run_end + at - old
+        inst.manifest = {**inst.manifest, "status": self._pod_status(inst, at)}
+        self._queue("pod", inst.manifest, at + STATUS_DELAY, node)
+
+    def _pod_status(self, inst: _Instance, at: int) -> dict[str, Any]:
+        """The pod's status with its container statuses as the kubelet reports them after a kill or a restart."""
+        status: dict[str, Any] = {
+            k: v for k, v in inst.manifest.get("status", {}).items() if k in ("phase", "startTime", "qosClass")
+        }
+        init_statuses: list[dict[str, Any]] = []
+        statuses: list[dict[str, Any]] = []
+        for c in inst.containers:
+            cs: dict[str, Any] = {"name": c.name, "restartCount": c.restarts}
+            image = c.spec.get("image")
+            if image:
+                cs["image"] = image
+            if c.down and c.restart_at is None:
+                state: dict[str, Any] = {"terminated": c.last_term}
+            elif c.down:
+                assert c.restart_at is not None
+                if c.restart_at > c.finished + oomkiller.PLEG_RELIST:
+                    delay = format_go_duration(self._backoff[inst.template.node].get(f"{inst.uid}/{c.name}"))
+                    message = oomkiller.backoff_message(delay, c.name, inst.name, inst.template.namespace, inst.uid)
+                    state = {"waiting": {"reason": oomkiller.CRASH_LOOP, "message": message}}
+                else:
+                    state = {"terminated": c.last_term}
+            elif c.run_start > at:
+                state = {"waiting": {"reason": "PodInitializing"}}
+            elif c.run_end is not None and at >= c.run_end:
+                state = {
+                    "terminated": {
+                        "exitCode": 0,
+                        "reason": "Completed",
+                        "startedAt": format_time(_whole(c.run_start)),
+                        "finishedAt": format_time(_whole(c.run_end)),
+                    }
+                }
+            else:
+                state = {"running": {"startedAt": format_time(_whole(c.run_start))}}
+            cs["state"] = state
+            terminated_now = state.get("terminated") is c.last_term
+            cs["lastState"] = {"terminated": c.last_term} if c.last_term is not None and not terminated_now else {}
+            cs["ready"] = "running" in state
+            cs["started"] = "running" in state
+            (init_statuses if c.init else statuses).append(cs)
+        if init_statuses:
+            status["initContainerStatuses"] = init_statuses
+        status["containerStatuses"] = statuses
+        return status
+
+    def _event_on(self, node: str, inst: _Instance, reason: str, message: str, at: int) -> None:
+        self._event(node, inst, reason, message, at, "Warning")
 
     # -- the Summary API -------------------------------------------------------------------
     def _summary(self, node: NodeSpec, at: int) -> dict[str, Any]:
@@ -260,9 +514,9 @@ class ScenarioRun:
             containers = []
             ws = procs = eph = eph_inodes = 0
             for c in inst.containers:
-                crel = prel - c.offset
-                if crel < 0 or (c.end is not None and prel >= c.end):
+                if not c.running(at):
                     continue
+                crel = at - c.run_start
                 u = c.usage
                 mem, rootfs, logs = _page(u.memory.at(crel)), _page(u.rootfs.at(crel)), _page(u.logs.at(crel))
                 r_in, l_in, p = u.rootfs_inodes.at(crel), u.logs_inodes.at(crel), u.processes.at(crel)
@@ -274,7 +528,7 @@ class ScenarioRun:
                 root_inodes += r_in
                 logs_bytes += logs
                 logs_inodes += l_in
-                containers.append((c.name, inst.start + c.offset, mem, rootfs, r_in, logs, l_in))
+                containers.append((c.name, c.run_start, mem, rootfs, r_in, logs, l_in))
             volumes = []
             for vol in inst.manifest["spec"].get("volumes") or []:
                 usage = inst.template.volumes.get(vol["name"])
@@ -482,16 +736,16 @@ def _schedule(template: PodTemplate) -> list[_Container]:
         usage = template.containers.get(c["name"], ContainerUsage())
         if c.get("restartPolicy") == "Always":
             end = None if usage.run_for is None else offset + usage.run_for
-            out.append(_Container(c["name"], offset, end, usage))
+            out.append(_Container(c["name"], offset, end, usage, c, True))
         else:
             run = usage.run_for or 0
-            out.append(_Container(c["name"], offset, offset + run, usage))
+            out.append(_Container(c["name"], offset, offset + run, usage, c, True))
             offset += run
     # ephemeral (debug) containers are added to a running pod: they start with the regular containers (a later
     # start is a curve that starts later) and count in the pod's stats like any container
     for c in [*spec["containers"], *(spec.get("ephemeralContainers") or [])]:
         usage = template.containers.get(c["name"], ContainerUsage())
-        out.append(_Container(c["name"], offset, None if usage.run_for is None else offset + usage.run_for, usage))
+        out.append(_Container(c["name"], offset, None if usage.run_for is None else offset + usage.run_for, usage, c))
     return out
 
 
@@ -537,6 +791,11 @@ def _used(ts: str, device: Mapping[str, Any], used: int, inodes_used: int) -> di
 
 def _tmpfs(capacity: int, available: int) -> dict[str, Any]:
     return {"availableBytes": available, "capacityBytes": capacity, "inodesFree": 0, "inodes": 0}
+
+
+def format_go_duration(micros: int) -> str:
+    """A back-off as Go prints a ``time.Duration`` (``10s``, ``5m0s``)."""
+    return _go_duration(micros * 1000)
 
 
 def _page(value: int) -> int:

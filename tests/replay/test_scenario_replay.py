@@ -261,7 +261,7 @@ def test_a_best_effort_replacement_is_rejected_while_memory_pressure_holds(tmp_p
                          controller: true}]}
               spec: {containers: [{name: c}]}
             recreate: {after: 20s}
-            usage: {c: {memory: {grow: {by: 1Gi, every: 10s}}}}
+            usage: {c: {memory: {grow: {by: 1Gi, every: 10s, max: 2560Mi}}}}
         """)
     )
     outcome = run_scenario(load_scenario(path), tmp_path / "rec")
