@@ -171,6 +171,7 @@ class RecordingWriter:
                     source=str(root),
                 ) from None
             raise
+        self._created = created  # what discard() removes if no tick gets written
         if self._first_unfolded is None:
             self._first_unfolded = self._segment
 
@@ -545,6 +546,13 @@ class RecordingWriter:
         self.manifest.finalized = True
         self.write_manifest()
         self.close()
+
+    def discard(self) -> None:
+        """No tick was written: remove what this writer created, still under its lock, then
+        let the lock go.  What the directory held before the lock was taken is left alone: it
+        may be another writer's finished recording, made while this one was starting."""
+        self._journal.close()
+        self._undo_creation(self._created)
 
     def close_after_failure(self) -> None:
         """Best effort after a write error: the journal already ends at the last good tick."""

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import shutil
 import signal
 import sys
 import time
@@ -36,7 +35,7 @@ import orjson
 
 from kube.errors import CredentialError, RecorderError, RecordingError
 
-from ..format import JOURNAL_DIR, Manifest
+from ..format import Manifest
 from ..redact import EVENT_REASONS
 from ..writer import RecordingWriter, Tick
 from . import PODS_MISSING, PODS_STALE
@@ -74,11 +73,6 @@ class Recorder:
     def __init__(self, opts: RecordOptions, transport: httpx2.AsyncBaseTransport | None = None) -> None:
         self.opts = opts
         self.transport = transport  # tests: httpx2.MockTransport instead of the network
-        # What this run is about to create, removed again if no tick gets recorded:
-        self._noted = False  # set once the writer may have touched the disk
-        self._fresh_root = False  # the output directory did not exist
-        self._was_empty = False  # ... or was empty (the writer refuses any other but a recording)
-        self._journal_before: set[Path] = set()
         self.root = Path(opts.output)
         self.targets: dict[str, NodeTarget] = {}
         self.fatal: BaseException | None = None
@@ -281,7 +275,6 @@ class Recorder:
             await client.refresh_credentials()  # an interactive login happens before any deadline
             version = await self._server_version(client)
             manifest = Manifest(source="recorder", server_version=version, options=opts.manifest_options())
-            self._note_created()
             self.writer = RecordingWriter(self.root, manifest, append=opts.append)
             self.status = StatusLine(self.root, opts.status, pods=opts.kubelet_direct)
             sel = {"labelSelector": opts.nodes} if opts.nodes else {}
@@ -323,37 +316,19 @@ class Recorder:
             code, outcome = self._finish(code, outcome, disk_failed=disk_failed)
         return code
 
-    def _note_created(self) -> None:
-        """Remember the output's state before the writer touches it, to restore it if no tick
-        gets recorded."""
-        self._noted = True
-        self._fresh_root = not self.root.exists()
-        self._was_empty = not self._fresh_root and self.root.is_dir() and not any(self.root.iterdir())
-        journal = self.root / JOURNAL_DIR
-        self._journal_before = set(journal.iterdir()) if journal.is_dir() else set()
-
     def _discard(self) -> None:
-        """No tick recorded: leave the disk as it was (a retry must not find an empty recording)."""
-        if self.writer is not None:
-            self.writer.close_after_failure()
+        """No tick recorded: leave the disk as it was (a retry must not find an empty recording).
+
+        Only the writer knows what this run created, because it looked under its lock: with no
+        writer (its start failed and undid itself, or was refused) nothing here is ours to
+        remove.  A look taken before the lock could be stale: another ``record`` may have
+        created, or finished, a recording in the same directory meanwhile.
+        """
+        writer, self.writer = self.writer, None
         if self.status is not None:
             self.status.close()
-        if not self._noted or not self.root.is_dir():
-            return
-        if self._fresh_root:
-            shutil.rmtree(self.root, ignore_errors=True)
-        elif self._was_empty:
-            for entry in self.root.iterdir():
-                if entry.is_dir() and not entry.is_symlink():
-                    shutil.rmtree(entry, ignore_errors=True)
-                else:
-                    entry.unlink(missing_ok=True)
-        else:  # --append to a recording: only the empty journal segment this run opened
-            journal = self.root / JOURNAL_DIR
-            for seg in set(journal.iterdir()) - self._journal_before if journal.is_dir() else set():
-                with contextlib.suppress(OSError):
-                    if seg.stat().st_size == 0:
-                        seg.unlink()
+        if writer is not None:
+            writer.discard()
 
     async def _wait_for_lists(self, watchers: list[ListWatcher]) -> None:
         """Start ticking once the first lists are in, as informers wait for their caches.
