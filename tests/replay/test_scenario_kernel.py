@@ -104,3 +104,15 @@ def test_the_scenario_command_takes_the_tuned_flags(tmp_path: Path, capsys: pyte
     assert main(argv) == 0
     assert JVM in capsys.readouterr().out
     assert not [r for r in open_recording(tmp_path / "rec").kernel_events() if r["kind"] != "NodeReady"]
+
+
+def test_container_limit_replays_five_oom_kills_and_no_eviction(tmp_path: Path) -> None:
+    run_scenario(load_bundled("container-limit"), tmp_path / "rec")
+    (result,) = replay(open_recording(tmp_path / "rec"), [SettingsRequest()], jobs=1)
+    assert result.evictions == ()
+    assert [(k[0], k[1], k[2], k[3]) for k in _kills(result)] == [
+        ("OOMKilled", "report-worker-6c9f7d8b4-t5m2k", "worker", t)
+        for t in ("00:01:01", "00:02:03", "00:03:14", "00:04:35", "00:06:16")
+    ]
+    assert [k.restart_count for k in result.kernel_kills] == [0, 1, 2, 3, 4]
+    assert all(not n.too_fast for n in result.nodes)  # a container at its own limit is no race with the kubelet

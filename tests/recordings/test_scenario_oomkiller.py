@@ -216,8 +216,32 @@ def test_jvm_spike_with_the_default_threshold_is_a_global_oom_of_java_at_3_24() 
     assert isinstance(run.kernel_kills[0], KernelKill)
 
 
-@pytest.mark.parametrize("name", ["jvm-spike"])
+@pytest.mark.parametrize("name", ["jvm-spike", "container-limit"])
 def test_issue_17_bundled_scenarios_are_listed(name: str) -> None:
     from recordings.scenarios import bundled_names
 
     assert name in bundled_names()
+
+
+def test_container_limit_kills_the_worker_five_times_with_the_crash_loop_back_off() -> None:
+    run, ticks = _run(load_bundled("container-limit"))
+    # 150Mi + 6Mi/s reaches 512Mi 60.3 s into each run; restarts at once, then after 10 s, 20 s, 40 s, 80 s
+    pod = "batch/report-worker-6c9f7d8b4-t5m2k"
+    assert _kills(run) == [
+        (pod, "worker", 61, "container", 62),
+        (pod, "worker", 123, "container", 133),
+        (pod, "worker", 194, "container", 214),
+        (pod, "worker", 275, "container", 315),
+        (pod, "worker", 376, "container", 456),
+    ]
+    messages = [
+        s["state"]["waiting"]["message"].split(" restarting")[0]
+        for t in ticks
+        for c in t.objects
+        if c.kind == "pod" and "containerStatuses" in c.body["status"]
+        for s in c.body["status"]["containerStatuses"]
+        if "waiting" in s["state"]
+    ]
+    assert messages == ["back-off 10s", "back-off 20s", "back-off 40s", "back-off 1m20s"]
+    # the node never comes near pressure: 4Gi − 800Mi − at most 512Mi − 90Mi
+    assert min(t.summaries["worker-1"]["node"]["memory"]["availableBytes"] for t in ticks) > 2 * GI
