@@ -167,6 +167,17 @@ def select_victim(candidates: Iterable[tuple[T, int, int]], totalpages: int) -> 
     return chosen
 
 
+EXHAUSTED_FLOOR = 64 << 20
+EXHAUSTED_FRACTION = 0.01
+
+
+def exhausted_below(capacity: int | None) -> int:
+    """Memory counts as exhausted at ``memory.available`` ≤ ``max(64Mi, 1% of capacity)``: the kernel keeps its
+    watermarks and the working set still holds some reclaimable pages, so available rarely reads 0 — the node is
+    reclaiming (thrashing) by then. The replay's too-fast moments and the scenarios' starving kubelet use it."""
+    return max(EXHAUSTED_FLOOR, int((capacity or 0) * EXHAUSTED_FRACTION))
+
+
 def total_pages(limit_bytes: int) -> int:
     """A memory limit (cgroup ``memory.max``, or RAM for a global OOM; no swap) in pages."""
     return limit_bytes // PAGE_SIZE
@@ -179,6 +190,7 @@ __all__: Sequence[str] = (
     "container_memory_limit",
     "container_memory_request",
     "container_oom_score_adjust",
+    "exhausted_below",
     "is_node_critical_pod",
     "oom_badness",
     "pod_qos_class",

@@ -15,19 +15,16 @@ from datetime import datetime
 
 import polars as pl
 
+from kube.oom import EXHAUSTED_FLOOR, EXHAUSTED_FRACTION, exhausted_below
 from recordings.kernel import NODE_READY, OOM_KILLED, SYSTEM_OOM
 from recordings.reader import Recording
 from replay.results import KernelKill, NodeResult, ReadyTransition, TooFast
 
+__all__ = ["EXHAUSTED_FLOOR", "EXHAUSTED_FRACTION", "exhausted_below", "kernel_kills", "ready_transitions", "too_fast"]
+
 SIGNAL = "memory.available"
-EXHAUSTED_FLOOR = 64 << 20
-EXHAUSTED_FRACTION = 0.01
-"""Exhausted: ``memory.available`` at most ``max(64Mi, 1% of capacity)`` (the kernel keeps its min watermark and
-the working set counts some reclaimable memory, so available rarely reads 0)."""
-
-
-def exhausted_below(capacity: int | None) -> int:
-    return max(EXHAUSTED_FLOOR, int((capacity or 0) * EXHAUSTED_FRACTION))
+# Exhausted: ``memory.available`` at most ``max(64Mi, 1% of capacity)`` (kube/oom.py, shared with the scenarios'
+# starving kubelet).
 
 
 def kernel_kills(rec: Recording, nodes: Iterable[str]) -> tuple[KernelKill, ...]:

@@ -170,9 +170,13 @@ def run_scenario(
             frame = writer.begin_tick(tick.time)
             for name, summary in tick.summaries.items():
                 frame.add_summary(name, summary, scraped=tick.time, source=f"{scenario.name} {name} tick {tick.index}")
+            for name, error in tick.gaps.items():
+                frame.add_gap(name, error)
             writer.commit(frame)
             when = _at(tick.time)
             for name, manager in managers.items():
+                if name in tick.gaps:  # a kubelet starved of memory takes no pass
+                    continue
                 parsed_summary = parse_summary(tick.summaries[name], source=f"scenario {name} tick {tick.index}")
                 manifests = run.pods_in_force(name)
                 key = tuple(f"{m['metadata']['uid']}/{m['status'].get('phase')}" for m in manifests)

@@ -23,7 +23,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kube.duration import format_duration as _go_duration
-from kube.oom import container_memory_limit, container_oom_score_adjust, select_victim, total_pages
+from kube.oom import (
+    container_memory_limit,
+    container_oom_score_adjust,
+    exhausted_below,
+    select_victim,
+    total_pages,
+)
 
 from ..summary_codec import format_time
 from . import oomkiller
@@ -85,6 +91,9 @@ class GeneratedTick:
     summaries: Mapping[str, dict[str, Any]]
     objects: tuple[ObjectChange, ...]
     """Object versions observed since the previous tick (at or before ``time``)."""
+    gaps: Mapping[str, str] = field(default_factory=dict)
+    """Nodes whose kubelet, starved of memory, answered no summary at this tick (node → the recorder's error);
+    they are not in ``summaries`` and their kubelet takes no pass."""
 
 
 @dataclass
@@ -169,6 +178,12 @@ class ScenarioRun:
         }
         self._pids: dict[str, int] = {n.name: oomkiller.FIRST_PID for n in scenario.nodes}
         self._last_step: int | None = None
+        self._starving: dict[str, int | None] = {n.name: None for n in scenario.nodes}
+        """Since when each node's kubelet is starved of memory (oomkiller.py: the node thrashing while the system
+        daemons use more than their reservation)."""
+        self._unknown: dict[str, int] = {}
+        """Nodes the node controller marked Ready=Unknown, since when."""
+        self._ready_since: dict[str, int] = {n.name: scenario.start for n in scenario.nodes}
         for node in scenario.nodes:
             self._conditions[node.name] = {c[0]: (False, scenario.start) for c in _CONDITIONS}
             self._queue("configz", node.kubelet.configz(), scenario.start, node.name)
@@ -182,12 +197,17 @@ class ScenarioRun:
             self.kernel_until(at)
             self._start_pods(at)
             self._kernel_step(at)
-            summaries = {node.name: self._summary(node, at) for node in sc.nodes}
-            yield GeneratedTick(index, at, summaries, self._take(at))
+            gaps = {n.name: oomkiller.STARVED_SUMMARY for n in sc.nodes if self.starving(n.name)}
+            summaries = {node.name: self._summary(node, at) for node in sc.nodes if node.name not in gaps}
+            yield GeneratedTick(index, at, summaries, self._take(at), gaps)
 
     def drain(self) -> tuple[ObjectChange, ...]:
         """Object versions still queued after the last tick (the last evictions' status)."""
         return self._take(None)
+
+    def starving(self, node: str) -> bool:
+        """Whether the node's kubelet is starved of memory now: no summary, no eviction pass, no status."""
+        return self._starving[node] is not None
 
     def pods_in_force(self, node: str) -> list[dict[str, Any]]:
         """The latest manifest of every pod bound to ``node`` that has started (any phase)."""
@@ -326,10 +346,10 @@ class ScenarioRun:
 
     def _node_kernel(self, node: NodeSpec, at: int) -> None:
         running = self._running[node.name]
-        for inst in list(running):
+        for inst in list(running) if not self.starving(node.name) else []:  # a starved kubelet restarts nothing
             for c in inst.containers:
                 if c.down and c.restart_at is not None and c.restart_at <= at:
-                    self._restart(node.name, inst, c, c.restart_at)
+                    self._restart(node.name, inst, c, c.restart_at if c.restart_at > at - STEP else at)
         usage: list[tuple[_Instance, _Container, int]] = []
         extra = 0
         for inst in running:
@@ -348,6 +368,31 @@ class ScenarioRun:
         system = node.system.memory.at(at - self.scenario.start)
         while usage and system + pods_ws >= node.memory_capacity:
             pods_ws -= self._oom(node.name, usage, node.memory_capacity, at, "node")
+        available = node.memory_capacity - system - pods_ws
+        thrashing = available <= exhausted_below(node.memory_capacity)
+        self._starve(node, thrashing and system > node.kubelet.reserved("memory"), at)
+
+    def _starve(self, node: NodeSpec, starving: bool, at: int) -> None:
+        """The kubelet starves while the node thrashes with the system daemons over their reservation; after the
+        node controller's grace period without a status the node turns Ready=Unknown, and Ready again (the kubelet
+        posts its status) once the node stops thrashing."""
+        since = self._starving[node.name]
+        if starving:
+            if since is None:
+                self._starving[node.name] = at
+            elif node.name not in self._unknown and at - since >= oomkiller.node_monitor_grace(node.kubelet.minor):
+                self._unknown[node.name] = at
+                self._queue("node", self._node_object(node), at, node.name)
+            return
+        if since is None:
+            return
+        self._starving[node.name] = None
+        if self._unknown.pop(node.name, None) is not None:
+            self._ready_since[node.name] = at
+            current = self._conditions[node.name]
+            for name in current:
+                current[name] = (current[name][0], at)
+            self._queue("node", self._node_object(node), at + STATUS_DELAY, node.name)
 
     def _oom(self, node: str, usage: list[tuple[_Instance, _Container, int]], limit: int, at: int, scope: str) -> int:
         """One OOM kill among ``usage`` (scan order: container start order); the bytes it frees."""
@@ -629,6 +674,7 @@ class ScenarioRun:
     # -- objects ---------------------------------------------------------------------------
     def _node_object(self, node: NodeSpec) -> dict[str, Any]:
         conditions, taints = [], []
+        unknown = self._unknown.get(node.name)
         for name, ok_reason, ok_message, bad_reason, bad_message, taint in _CONDITIONS:
             value, since = self._conditions[node.name][name]
             conditions.append(
@@ -648,9 +694,15 @@ class ScenarioRun:
                 "status": "True",
                 "reason": "KubeletReady",
                 "message": "kubelet is posting ready status",
-                "lastTransitionTime": format_time(_whole(self.scenario.start)),
+                "lastTransitionTime": format_time(_whole(self._ready_since[node.name])),
             }
         )
+        if unknown is not None:  # node_lifecycle_controller.go tryUpdateNodeHealth: every kubelet condition Unknown
+            stamp = format_time(_whole(unknown))
+            for c in conditions:
+                c.update(status="Unknown", reason=oomkiller.NODE_STATUS_UNKNOWN, message=oomkiller.STOPPED_POSTING)
+                c["lastTransitionTime"] = stamp
+            taints += [{"key": oomkiller.UNREACHABLE, "effect": e} for e in ("NoSchedule", "NoExecute")]
         status = {
             "capacity": dict(node.capacity),
             "allocatable": dict(node.allocatable),

@@ -48,6 +48,16 @@ OOM_KILLED = "OOMKilled"
 CRASH_LOOP = "CrashLoopBackOff"
 TASK_COMM_LEN = 16
 FIRST_PID = 4000
+NODE_STATUS_UNKNOWN = "NodeStatusUnknown"
+STOPPED_POSTING = "Kubelet stopped posting node status."
+UNREACHABLE = "node.kubernetes.io/unreachable"
+STARVED_SUMMARY = "the kubelet did not answer: starved of memory (the node is thrashing)"
+
+
+def node_monitor_grace(minor: int) -> int:
+    """kube-controller-manager ``--node-monitor-grace-period``: 40 s, 50 s from 1.32 (PR #126287); the kubelet's
+    version stands for the control plane's."""
+    return (50 if minor >= 32 else 40) * SECOND
 
 
 @dataclass

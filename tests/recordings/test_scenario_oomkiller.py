@@ -216,7 +216,7 @@ def test_jvm_spike_with_the_default_threshold_is_a_global_oom_of_java_at_3_24() 
     assert isinstance(run.kernel_kills[0], KernelKill)
 
 
-@pytest.mark.parametrize("name", ["jvm-spike", "container-limit"])
+@pytest.mark.parametrize("name", ["jvm-spike", "container-limit", "no-system-reserved"])
 def test_issue_17_bundled_scenarios_are_listed(name: str) -> None:
     from recordings.scenarios import bundled_names
 
@@ -245,3 +245,44 @@ def test_container_limit_kills_the_worker_five_times_with_the_crash_loop_back_of
     assert messages == ["back-off 10s", "back-off 20s", "back-off 40s", "back-off 1m20s"]
     # the node never comes near pressure: 4Gi − 800Mi − at most 512Mi − 90Mi
     assert min(t.summaries["worker-1"]["node"]["memory"]["availableBytes"] for t in ticks) > 2 * GI
+
+
+def test_no_system_reserved_starves_the_kubelet_then_the_kernel_kills_the_best_effort_job() -> None:
+    run, ticks = _run(load_bundled("no-system-reserved"))
+    # 16Gi − 12644Mi of pods − (3000Mi + 2Mi/s from 1:00) is at most 1% of capacity from 5:49: thrashing, and the
+    # daemons are over their (empty) reservation; the node runs out at 7:10
+    assert _kills(run) == [("prod/report-28913760-7xk2p", "report", 430, "node", None)]
+    gaps = [(t.time - T0) // SECOND for t in ticks if t.gaps]
+    assert gaps == list(range(350, 430, 10))
+    assert all("worker-1" not in t.summaries for t in ticks if t.gaps)
+    nodes = [(c.observed, c.body) for t in ticks for c in t.objects if c.kind == "node"]
+    ready = [
+        (obs // SECOND - T0 // SECOND, next(x for x in b["status"]["conditions"] if x["type"] == "Ready"))
+        for obs, b in nodes
+    ]
+    unknown = [(t, c) for t, c in ready if c["status"] == "Unknown"]
+    assert [(t, c["reason"], c["message"], c["lastTransitionTime"]) for t, c in unknown] == [
+        (399, "NodeStatusUnknown", "Kubelet stopped posting node status.", "2025-01-01T00:06:39Z")
+    ]
+    assert ready[-1][1]["status"] == "True" and ready[-1][1]["lastTransitionTime"] == "2025-01-01T00:07:10Z"
+    tainted = next(b for _, b in nodes if any(x["status"] == "Unknown" for x in b["status"]["conditions"]))
+    assert {t["key"] for t in tainted["spec"]["taints"]} == {"node.kubernetes.io/unreachable"}
+    job = [
+        c.body for t in ticks for c in t.objects if c.kind == "pod" and c.body["metadata"]["name"].startswith("report")
+    ]
+    assert job[-1]["status"]["phase"] == "Failed"
+
+
+def test_a_reservation_covering_the_daemons_keeps_the_kubelet_alive_and_the_kernel_kills_in_kubepods(
+    tmp_path: Path,
+) -> None:
+    from recordings.scenarios import bundled_text
+
+    text = (
+        bundled_text("no-system-reserved")
+        .decode()
+        .replace("  version: v1.32.0\n", "  version: v1.32.0\n  config: {systemReserved: {memory: 4Gi}}\n", 1)
+    )
+    run, ticks = _run(load_scenario(_write(tmp_path, text)))
+    assert not [t for t in ticks if t.gaps]  # the daemons stay within 4Gi: the kubelet never starves
+    assert run.kernel_kills[0].scope == "pods"  # 12644Mi of pods do not fit the 12Gi kubepods cgroup

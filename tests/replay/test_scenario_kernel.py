@@ -116,3 +116,18 @@ def test_container_limit_replays_five_oom_kills_and_no_eviction(tmp_path: Path) 
     ]
     assert [k.restart_count for k in result.kernel_kills] == [0, 1, 2, 3, 4]
     assert all(not n.too_fast for n in result.nodes)  # a container at its own limit is no race with the kubelet
+
+
+def test_no_system_reserved_replays_the_ready_flap_and_the_system_oom(tmp_path: Path) -> None:
+    run_scenario(load_bundled("no-system-reserved"), tmp_path / "rec")
+    (result,) = replay(open_recording(tmp_path / "rec"), [SettingsRequest()], jobs=1)
+    assert result.evictions == ()
+    assert [(k[0], k[1], k[3]) for k in _kills(result)] == [
+        ("SystemOOM", None, "00:07:10"),
+        ("OOMKilled", "report-28913760-7xk2p", "00:07:10"),
+    ]
+    assert [(r.time.strftime("%H:%M:%S"), r.status, r.reason) for r in result.ready_transitions] == [
+        ("00:00:00", "True", "KubeletReady"),  # the generated node turns Ready at the first tick
+        ("00:06:39", "Unknown", "NodeStatusUnknown"),
+        ("00:07:10", "True", "KubeletReady"),
+    ]
