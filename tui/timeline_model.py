@@ -245,11 +245,6 @@ class TimelineModel:
         lo, hi = self.window
         signal = self.signal
         values = self.values(signal)
-        peak = max((v for v in values[lo : hi + 1] if v is not None), default=0)
-        if is_bytes(signal):
-            unit, scale = ("GiB", float(1 << 30)) if peak >= 4 << 30 else ("MiB", float(1 << 20))
-        else:
-            unit, scale = "count", 1.0
         step = max(1, (hi - lo + 1) // max(1, width))
         xs = list(range(lo, hi + 1, step))
 
@@ -257,14 +252,27 @@ class TimelineModel:
             out: list[float | None] = []
             for x in xs:
                 bucket = [v for v in series[x : min(x + step, hi + 1)] if v is not None]
-                out.append(min(bucket) / scale if bucket else None)
+                out.append(float(min(bucket)) if bucket else None)
             return out
 
         thresholds = []
         for t in self.thresholds_of(signal):
             kind = "hard" if t.hard else "soft"
             thresholds.append((f"{kind} {t.text.split(' ')[0]}", reduce(self.threshold_values(signal, t.id))))
-        y_range, zoomed = self._y_range(reduce(values), [v for _l, series in thresholds for v in series])
+        ys = reduce(values)
+        (bottom, top), zoomed = self._y_range(ys, [v for _l, series in thresholds for v in series])
+        # the unit of what the axis shows: zoomed on a 100Mi threshold of an 8Gi node reads in MiB
+        if is_bytes(signal):
+            unit, scale = ("GiB", float(1 << 30)) if max(top, -bottom) >= 4 << 30 else ("MiB", float(1 << 20))
+        else:
+            unit, scale = "count", 1.0
+
+        def scaled(series: list[float | None]) -> list[float | None]:
+            return [None if v is None else v / scale for v in series]
+
+        ys = scaled(ys)
+        thresholds = [(label, scaled(series)) for label, series in thresholds]
+        y_range = (bottom / scale, top / scale)
         n_labels = 4
         positions = sorted({lo + (hi - lo) * k // max(1, n_labels - 1) for k in range(n_labels)})
         labels = [(p, self.times[p].strftime("%H:%M:%S")) for p in positions if p < len(self.times)]
@@ -273,7 +281,7 @@ class TimelineModel:
             unit,
             scale,
             xs,
-            reduce(values),
+            ys,
             thresholds,
             [b for b in self.bands() if b.last >= lo and b.first <= hi and b.condition == condition_of(signal)],
             [m for m in self.markers() if lo <= m.index <= hi],

@@ -4,14 +4,17 @@ thresholds, integer count ticks, a legend listing each condition once, and who g
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
+
+import polars as pl
 
 from replay.results import RankedPod
 from tui.export import export_path, write_new
 from tui.results_dir import open_results_dir
 from tui.screens.overview import next_to_go
 from tui.timeline_model import Band, TimelineModel
-from tui.widgets.signal_plot import legend, y_ticks
+from tui.widgets.signal_plot import SignalPlot, legend, y_ticks
 
 
 def _model(results_dir: Path, signal: str | None = None) -> TimelineModel:
@@ -98,3 +101,50 @@ def test_an_export_never_replaces_an_earlier_one(tmp_path: Path) -> None:
     assert "/" not in path.name.removeprefix("evictlens") and path.name.startswith("evictlens-eviction-default_web-0")
     first, second = write_new(path, "a"), write_new(path, "b")
     assert first != second and first.read_text() == "a" and second.read_text() == "b"
+
+
+def _rendered_y_labels(model: TimelineModel, rows: int = 16) -> list[str]:
+    """The y-axis labels as the plot draws them (plotext's text, colours stripped)."""
+    plot = SignalPlot()
+    plot.draw(model.plot(60))
+    plot.plt.plotsize(70, rows)
+    text = re.sub(r"\x1b\[[0-9;]*m", "", plot.plt.build())
+    return [line.split("┤")[0].strip() for line in text.splitlines() if "┤" in line]
+
+
+def test_a_zoomed_axis_never_prints_the_same_label_twice(results_dir: Path) -> None:
+    """A 100Mi threshold on a node with GiB free: zoomed to 0–300Mi the axis reads in MiB, each label once
+    (it read 0.0, 0.1, 0.1, 0.2, 0.3 in GiB)."""
+    model = _model(results_dir)
+    model.series = model.series.with_columns(
+        pl.when(pl.col("signal") == "memory.available")
+        .then(pl.lit(100 << 20))
+        .otherwise(pl.col("threshold_value"))
+        .alias("threshold_value")
+    )
+    model.zoom_y = True
+    data = model.plot(60)
+    assert data.zoomed and data.unit == "MiB"
+    labels = _rendered_y_labels(model)
+    assert len(labels) >= 3 and len(set(labels)) == len(labels)
+    assert [float(label.replace(",", "")) for label in labels] == sorted(
+        (float(label.replace(",", "")) for label in labels), reverse=True
+    )
+
+
+def test_an_inode_axis_reads_in_whole_numbers(results_dir: Path) -> None:
+    model = _model(results_dir)
+    model.signal = "nodefs.inodesFree"
+    labels = _rendered_y_labels(model)
+    assert len(labels) >= 3 and len(set(labels)) == len(labels)
+    assert all(label.replace(",", "").isdigit() for label in labels)
+
+
+def test_tick_labels_are_exact_and_distinct_at_any_scale() -> None:
+    for top in (0.0003, 0.29, 0.33, 1.25, 4.5, 5.6, 25.0, 300.0, 1e9):
+        for unit in ("MiB", "count"):
+            ticks, labels = y_ticks(0.0, top, unit)
+            assert len(set(labels)) == len(labels), (top, unit, labels)
+            assert all(abs(float(label.replace(",", "")) - t) < 1e-9 for t, label in zip(ticks, labels, strict=True))
+            if unit == "count":
+                assert all(float(t).is_integer() for t in ticks)

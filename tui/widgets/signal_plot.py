@@ -7,6 +7,8 @@ The legend is not drawn inside the plot (plotext puts it in the top left corner,
 
 from __future__ import annotations
 
+import math
+
 from rich.text import Text
 from textual_plotext import PlotextPlot
 
@@ -16,14 +18,45 @@ BAND_COLOR = "orange"
 THRESHOLD_COLORS = ("red", "magenta", "yellow", "cyan")
 
 
+NICE = (1.0, 2.0, 2.5, 5.0)
+"""Tick steps are one of these times a power of ten (counts skip 2.5 below 10: no fractional step)."""
+
+
+def _steps(span: float, integer: bool) -> list[float]:
+    power = 10.0 ** (math.floor(math.log10(span)) - 2)
+    out = []
+    for _ in range(5):
+        out += [m * power for m in NICE if not integer or (m * power).is_integer()]
+        power *= 10
+    return out
+
+
 def y_ticks(bottom: float, top: float, unit: str, n: int = 5) -> tuple[list[float], list[str]]:
-    """Evenly spaced y ticks; counts (inodes, processes) as integers, sizes with one decimal."""
-    step = (top - bottom) / max(1, n - 1)
-    ticks = [bottom + step * k for k in range(n)]
-    if unit == "count":
-        ints = sorted({round(t) for t in ticks})
-        return [float(t) for t in ints], [f"{t:,}" for t in ints]
-    return ticks, [f"{t:,.1f}" if top - bottom < 100 else f"{t:,.0f}" for t in ticks]
+    """Round ticks inside the axis, about ``n`` of them, each label different: as many decimals as the step
+    needs (a 0–0.3 axis reads 0.00, 0.05, 0.10 …, never 0.1 twice); counts (inodes, processes) step by whole
+    numbers and read as integers."""
+    span = top - bottom
+    integer = unit == "count"
+    if not math.isfinite(span) or span <= 0:
+        return [bottom], [f"{bottom:,.0f}" if integer else f"{bottom:,.1f}"]
+
+    def ticks_of(step: float) -> list[float]:
+        first, last = math.ceil(bottom / step - 1e-9), math.floor(top / step + 1e-9)
+        return [round(k * step, 12) for k in range(first, last + 1)]
+
+    candidates = [(abs(len(ticks_of(s)) - n), -s, s) for s in _steps(span, integer) if len(ticks_of(s)) >= 2]
+    if not candidates:  # a count axis shorter than 1
+        return [float(math.ceil(bottom))], [f"{math.ceil(bottom):,}"]
+    step = min(candidates)[2]
+    ticks = ticks_of(step)
+    power = math.floor(math.log10(step) + 1e-9)
+    # exact labels: 0.25 needs two decimals where 0.2 and 0.5 need one
+    decimals = 0 if integer else max(0, -power + (1 if round(step / 10.0**power, 6) == 2.5 else 0))
+    while True:  # never two equal labels (a guard: exact labels of distinct ticks differ)
+        labels = [f"{t:,.{decimals}f}" for t in ticks]
+        if len(set(labels)) == len(labels) or decimals > 12:
+            return ticks, labels
+        decimals += 1
 
 
 def legend(data: PlotData) -> Text:
