@@ -163,8 +163,10 @@ def run_scenario(
     changes: list[tuple[str, datetime, tuple[str, ...]]] = []
     last_conditions: dict[str, tuple[str, ...]] = {n.name: () for n in scenario.nodes}
     pod_cache: dict[str, tuple[tuple[str, ...], list[Pod]]] = {}
+    ticks = 0
     try:
         for tick in run.ticks():
+            ticks += 1
             for change in tick.objects:
                 writer.observe(change.kind, change.body, observed=change.observed, node=change.node)
             frame = writer.begin_tick(tick.time)
@@ -228,7 +230,7 @@ def run_scenario(
     return ScenarioOutcome(
         scenario,
         root,
-        scenario.tick_count,
+        ticks,
         dict(writer.manifest.kubelet_versions),
         tuple(evictions),
         tuple(rejected),

@@ -184,6 +184,9 @@ class ScenarioRun:
         self._unknown: dict[str, int] = {}
         """Nodes the node controller marked Ready=Unknown, since when."""
         self._ready_since: dict[str, int] = {n.name: scenario.start for n in scenario.nodes}
+        self._available: dict[str, int] = {}
+        self._armed = False
+        """The kubelet arms its memcg threshold notifiers at its first pass."""
         for node in scenario.nodes:
             self._conditions[node.name] = {c[0]: (False, scenario.start) for c in _CONDITIONS}
             self._queue("configz", node.kubelet.configz(), scenario.start, node.name)
@@ -192,14 +195,27 @@ class ScenarioRun:
     # -- iteration -----------------------------------------------------------------------
     def ticks(self) -> Iterator[GeneratedTick]:
         sc = self.scenario
-        for index in range(sc.tick_count):
-            at = sc.start + index * sc.interval
-            self.kernel_until(at)
+        index = 0
+        for regular in range(sc.tick_count):
+            at = sc.start + regular * sc.interval
+            if self._last_step is not None:
+                s = self._last_step + STEP
+                while s < at:
+                    if self._kernel_step(s):  # a memcg threshold notification: the kubelet's pass at once
+                        yield self._tick(index, s)
+                        index += 1
+                    s += STEP
             self._start_pods(at)
             self._kernel_step(at)
-            gaps = {n.name: oomkiller.STARVED_SUMMARY for n in sc.nodes if self.starving(n.name)}
-            summaries = {node.name: self._summary(node, at) for node in sc.nodes if node.name not in gaps}
-            yield GeneratedTick(index, at, summaries, self._take(at), gaps)
+            yield self._tick(index, at)
+            index += 1
+            self._armed = True
+
+    def _tick(self, index: int, at: int) -> GeneratedTick:
+        sc = self.scenario
+        gaps = {n.name: oomkiller.STARVED_SUMMARY for n in sc.nodes if self.starving(n.name)}
+        summaries = {node.name: self._summary(node, at) for node in sc.nodes if node.name not in gaps}
+        return GeneratedTick(index, at, summaries, self._take(at), gaps)
 
     def drain(self) -> tuple[ObjectChange, ...]:
         """Object versions still queued after the last tick (the last evictions' status)."""
@@ -330,21 +346,15 @@ class ScenarioRun:
         return pod
 
     # -- the kernel (oomkiller.py) ---------------------------------------------------------
-    def kernel_until(self, until: int) -> None:
-        """Run the kernel model every :data:`~.oomkiller.STEP` after the last step up to (not including) ``until``."""
-        if self._last_step is None:
-            return
-        s = self._last_step + STEP
-        while s < until:
-            self._kernel_step(s)
-            s += STEP
-
-    def _kernel_step(self, at: int) -> None:
+    def _kernel_step(self, at: int) -> bool:
+        """The kernel at ``at`` on every node; whether a kubelet's memcg threshold notifier fired."""
         self._last_step = at
+        fired = False
         for node in self.scenario.nodes:
-            self._node_kernel(node, at)
+            fired = self._node_kernel(node, at) or fired
+        return fired
 
-    def _node_kernel(self, node: NodeSpec, at: int) -> None:
+    def _node_kernel(self, node: NodeSpec, at: int) -> bool:
         running = self._running[node.name]
         for inst in list(running) if not self.starving(node.name) else []:  # a starved kubelet restarts nothing
             for c in inst.containers:
@@ -366,11 +376,23 @@ class ScenarioRun:
         while limit is not None and usage and pods_ws >= limit:
             pods_ws -= self._oom(node.name, usage, limit, at, "pods")
         system = node.system.memory.at(at - self.scenario.start)
+        fired = self._memcg_notified(node, node.memory_capacity - system - pods_ws)
         while usage and system + pods_ws >= node.memory_capacity:
             pods_ws -= self._oom(node.name, usage, node.memory_capacity, at, "node")
         available = node.memory_capacity - system - pods_ws
         thrashing = available <= exhausted_below(node.memory_capacity)
         self._starve(node, thrashing and system > node.kubelet.reserved("memory"), at)
+        return fired and not self.starving(node.name)
+
+    def _memcg_notified(self, node: NodeSpec, available: int) -> bool:
+        """``kernelMemcgNotification``: the root memory cgroup's usage crossed a level the kubelet armed at its
+        last pass (capacity − a ``memory.available`` threshold; memory_threshold_notifier.go), either way."""
+        before = self._available.get(node.name)
+        self._available[node.name] = available
+        if not (self._armed and node.kubelet.memcg_notification) or before is None:
+            return False
+        levels = node.kubelet.memory_thresholds(node.memory_capacity)
+        return any((before > level) != (available > level) for level in levels)
 
     def _starve(self, node: NodeSpec, starving: bool, at: int) -> None:
         """The kubelet starves while the node thrashes with the system daemons over their reservation; after the

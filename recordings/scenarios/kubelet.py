@@ -37,6 +37,7 @@ CONFIG_FIELDS = (
     "kubeReserved",
     "systemReserved",
     "featureGates",
+    "kernelMemcgNotification",
 )
 # kubelet flag → (KubeletConfiguration field, how its value is written)
 FLAGS: Mapping[str, tuple[str, str]] = {
@@ -84,6 +85,22 @@ class KubeletSettings:
         if text.endswith("%"):
             return int(parse_quantity(text[:-1]) * capacity / 100)
         return parse_amount(text)
+
+    def memory_thresholds(self, capacity: int) -> list[int]:
+        """Every ``memory.available`` threshold, hard and soft, in bytes: the levels the kubelet's memcg threshold
+        notifiers watch with ``kernelMemcgNotification``."""
+        out = []
+        for section in ("evictionHard", "evictionSoft"):
+            value = (self.config.get(section) or {}).get("memory.available")
+            if value is None:
+                continue
+            text = str(value).strip()
+            out.append(int(parse_quantity(text[:-1]) * capacity / 100) if text.endswith("%") else parse_amount(text))
+        return out
+
+    @property
+    def memcg_notification(self) -> bool:
+        return bool(self.config.get("kernelMemcgNotification", False))
 
     @property
     def enforces_pods(self) -> bool:
@@ -163,6 +180,8 @@ def parse_kubelet(doc: Located, path: YPath, body: Any) -> KubeletSettings:
             effective[key] = {k: str(v) for k, v in config[key].items()}
     if "mergeDefaultEvictionSettings" in config:
         effective["mergeDefaultEvictionSettings"] = bool(config["mergeDefaultEvictionSettings"])
+    if "kernelMemcgNotification" in config:
+        effective["kernelMemcgNotification"] = bool(config["kernelMemcgNotification"])
     gates = {str(k): bool(v) for k, v in (config.get("featureGates") or {}).items()}
     if gates:
         effective["featureGates"] = gates
@@ -267,6 +286,9 @@ def _check_config(doc: Located, path: YPath, config: Mapping[str, Any], minor: i
             parse_duration(config["evictionPressureTransitionPeriod"])
         except ValueError as exc:
             raise doc.error(str(exc), (*path, "evictionPressureTransitionPeriod")) from None
+    memcg = config.get("kernelMemcgNotification", False)
+    if not isinstance(memcg, bool):
+        raise doc.error(f"expected true or false, got {memcg!r}", (*path, "kernelMemcgNotification"))
     grace_max = config.get("evictionMaxPodGracePeriod", 0)
     if isinstance(grace_max, bool) or not isinstance(grace_max, int) or grace_max < 0:
         raise doc.error(f"expected a whole number of seconds, got {grace_max!r}", (*path, "evictionMaxPodGracePeriod"))

@@ -131,3 +131,45 @@ def test_no_system_reserved_replays_the_ready_flap_and_the_system_oom(tmp_path: 
         ("00:06:39", "Unknown", "NodeStatusUnknown"),
         ("00:07:10", "True", "KubeletReady"),
     ]
+
+
+MEMCG = """\
+kind: Scenario
+name: memcg
+duration: 40s
+kubelet:
+  version: v1.32.0
+  config: {evictionHard: {memory.available: 1Gi}, kernelMemcgNotification: NOTIFY}
+nodes:
+  - name: n1
+    capacity: {memory: 4Gi, ephemeral-storage: 50Gi}
+    system: {memory: 1Gi}
+pods:
+  - pod:
+      metadata: {name: grower}
+      spec: {containers: [{name: c}]}
+    usage: {c: {memory: {ramp: {from: 1Gi, to: 3Gi, over: 25s}}}}
+"""
+
+
+@pytest.mark.parametrize(("notify", "evicted_at"), [("false", "00:00:20"), ("true", "00:00:13")])
+def test_kernel_memcg_notification_runs_a_pass_when_memory_available_crosses_a_threshold(
+    tmp_path: Path, notify: str, evicted_at: str
+) -> None:
+    import textwrap
+
+    from recordings.scenarios import load_scenario
+
+    path = tmp_path / "s.yaml"
+    path.write_text(textwrap.dedent(MEMCG).replace("NOTIFY", notify))
+    # 4Gi − 1Gi − (1Gi + 2Gi·t/25s) falls below 1Gi at 12.5 s: the notifier fires at the 13 s step; the 10 s loop
+    # alone sees it at 20 s
+    outcome = run_scenario(load_scenario(path), tmp_path / "rec")
+    assert [(e.pod, e.time.strftime("%H:%M:%S")) for e in outcome.evictions] == [("grower", evicted_at)]
+    # with the notifier: two passes more, at 13 s and at 14 s (the evicted pod's memory gone, available crosses back
+    # over the level: memcg thresholds notify both ways)
+    assert outcome.ticks == (7 if notify == "true" else 5)
+    # the recording keeps the notification's pass as a tick: replaying it reproduces the eviction
+    (result,) = replay(open_recording(tmp_path / "rec"), [SettingsRequest()], jobs=1)
+    assert [(e.pod, e.time.strftime("%H:%M:%S")) for e in result.evictions] == [("grower", evicted_at)]
+    assert result.kernel_kills == ()
