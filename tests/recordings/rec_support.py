@@ -70,7 +70,7 @@ class FakeServer:
             cmd.append("--kubelet-ports")
         cmd += self.extra
         self.proc = subprocess.Popen(cmd, env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 120  # a condition wait: a loaded 2-core box can take long to start Python
         while not (self.dir / "ready.json").exists():
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("fake API server did not start")
@@ -81,10 +81,10 @@ class FakeServer:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(5)
+                self.proc.wait(60)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-                self.proc.wait(5)
+                self.proc.wait(60)
         self.proc = None
 
     @property
@@ -306,7 +306,7 @@ class StderrLines:
 def kill_quietly(proc: subprocess.Popen[Any]) -> None:
     with contextlib.suppress(ProcessLookupError):
         proc.kill()
-    proc.wait(5)
+    proc.wait(60)
 
 
 def assert_no_secret(root: Path, marker: str) -> None:

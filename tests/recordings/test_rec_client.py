@@ -70,9 +70,9 @@ def _json(status: int, body: Any, headers: dict[str, str] | None = None) -> http
     return httpx2.Response(status, content=orjson.dumps(body), headers=headers or {})
 
 
-def _get(kubeconfig: Path, handler: Handler, url: str = "/version", **kw: Any) -> Any:
+def _get(kubeconfig: Path, handler: Handler, url: str = "/version", request_timeout: float = 5.0, **kw: Any) -> Any:
     async def go() -> Any:
-        client = KubeClient.build(_opts(kubeconfig), httpx2.MockTransport(handler))
+        client = KubeClient.build(_opts(kubeconfig, timeout=request_timeout), httpx2.MockTransport(handler))
         try:
             return await client.get_json(url, **kw)
         finally:
@@ -128,8 +128,9 @@ def test_a_hanging_request_ends_at_the_deadline_as_a_timeout(kubeconfig: Path) -
 
     started = time.monotonic()
     with pytest.raises(RequestFailed, match=r"^timeout for GET /version$"):
-        _get(kubeconfig, handler, deadline=time.monotonic() + 0.2)
-    assert time.monotonic() - started < 4.0, "the deadline, not the 5 s request timeout"
+        _get(kubeconfig, handler, request_timeout=600.0, deadline=time.monotonic() + 0.2)
+    # far apart, so a loaded machine cannot blur them: 0.2 s deadline, 600 s request timeout
+    assert time.monotonic() - started < 120, "the deadline, not the 600 s request timeout"
 
 
 def test_a_passed_deadline_fails_without_sending(kubeconfig: Path) -> None:
@@ -231,17 +232,19 @@ def _record(opts: RecordOptions, cluster: MockCluster) -> int:
 def test_nodes_that_miss_the_tick_deadline_are_timeout_gaps_and_the_schedule_holds(kubeconfig: Path) -> None:
     """A node that never answers, with a request timeout far longer than the interval: each
     tick still ends within its interval, the node is a ``timeout`` gap in every tick, the
-    other nodes are recorded, and no tick is late."""
-    opts = _opts(kubeconfig, interval=0.5, timeout=30.0, duration=2.0)
+    other nodes are recorded, and the ticks keep their schedule."""
+    opts = _opts(kubeconfig, interval=0.5, timeout=600.0, duration=2.0)
     started = time.monotonic()
     assert _record(opts, MockCluster(slow={"node-001"})) == 0
-    assert time.monotonic() - started < 15, "ticks waited for the 30 s request timeout"
+    assert time.monotonic() - started < 120, "ticks waited for the 600 s request timeout"
     rec = open_recording(Path(opts.output))
     slow, fine = rec.ticks("node-001"), rec.ticks("node-000")
-    assert len(fine) == 4 and all(t.ok for t in fine)
+    assert fine and all(t.ok for t in fine)
     assert len(slow) == len(fine)
     assert {t.error for t in slow} == {"timeout for GET /api/v1/nodes/node-001/proxy/stats/summary"}
-    assert rec.manifest.counts.get("late_ticks") == 0
+    # Each of the four slots is a tick or counted late.  Quiet, all four are ticks; a starved CPU may make one
+    # late (the schedule holding), never the slow node: waiting for it would take the 600 s.
+    assert len(fine) <= 4 and len(fine) + rec.manifest.counts.get("late_ticks", 0) >= 4
 
 
 def test_a_recorder_refused_at_its_first_poll_leaves_nothing_behind(kubeconfig: Path, capsys: Any) -> None:

@@ -42,7 +42,7 @@ def _opts(kubeconfig: Path, **kw: Any) -> RecordOptions:
         keep_raw=False,
         append=False,
         concurrency=4,
-        timeout=10.0,
+        timeout=60.0,  # each request to the fake server on a loaded box; none of these tests waits it out
         kubelet_port=None,
         kubelet_ca=None,
         status="none",

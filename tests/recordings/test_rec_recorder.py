@@ -130,8 +130,10 @@ def test_forbidden_at_the_first_poll_leaves_nothing_behind_and_the_retry_works(
 def test_failing_nodes_become_gaps_while_others_continue(server: FakeServer, tmp_path: Path) -> None:
     server.faults(timeout_nodes=["node-000"], status_nodes={"node-001": 503})
     out = tmp_path / "rec"
+    # node-000 never answers: the 2 s request timeout ends it inside the 2.7 s tick deadline, and node-002 has
+    # those 2 s to answer even on a loaded box
     res = run_record(
-        ["--kubeconfig", server.kubeconfig, "-o", str(out), "--interval", "1.5s", "--timeout", "1s", "--duration", "3s"]
+        ["--kubeconfig", server.kubeconfig, "-o", str(out), "--interval", "3s", "--timeout", "2s", "--duration", "6s"]
     )
     assert res.returncode == 0, res.stderr
     rec = open_recording(out)
@@ -146,7 +148,8 @@ def test_429_and_503_with_retry_after_are_retried_after_the_wait(server: FakeSer
     server.faults(proxy_429=2, api_503=1, retry_after="0.5")
     out = tmp_path / "rec"
     started = time.monotonic()
-    res = run_record(["--kubeconfig", server.kubeconfig, "-o", str(out), "--interval", "2s", "--duration", "3s"])
+    # two ticks, each with 3.6 s for two 0.5 s Retry-After waits and the retries: no gap even on a loaded box
+    res = run_record(["--kubeconfig", server.kubeconfig, "-o", str(out), "--interval", "4s", "--duration", "5s"])
     assert res.returncode == 0, res.stderr
     assert time.monotonic() - started > 1.0
     assert _gaps(out).height == 0
