@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from kube.errors import InputError
 from recordings.format import Manifest
 from recordings.scenarios import Scenario, ScenarioRun
+from recordings.scenarios.generator import KernelKill
 from recordings.scenarios.units import format_duration
 from recordings.summary_codec import EPOCH
 from recordings.writer import RecordingWriter
@@ -75,6 +76,8 @@ class ScenarioOutcome:
     rejected: tuple[tuple[str, str, str], ...]
     """(node, namespace/name, message) of pods the kubelet refused to admit under pressure."""
     condition_changes: tuple[tuple[str, datetime, tuple[str, ...]], ...]
+    kernel_kills: tuple[KernelKill, ...] = ()
+    """The OOM kills of the kernel model (recordings/scenarios/oomkiller.py), in time order."""
 
 
 def _at(micros: int) -> datetime:
@@ -235,6 +238,7 @@ def run_scenario(
         tuple(evictions),
         tuple(rejected),
         tuple(changes),
+        tuple(run.kernel_kills),
     )
 
 

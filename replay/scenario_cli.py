@@ -95,6 +95,8 @@ def run_scenario_command(args: argparse.Namespace) -> int:
 
 
 def outcome_json(outcome: Any) -> str:
+    from recordings.summary_codec import format_time
+
     sc = outcome.scenario
     doc = {
         "scenario": sc.name,
@@ -120,6 +122,19 @@ def outcome_json(outcome: Any) -> str:
         "condition_changes": [
             {"node": n, "time": t.isoformat(), "conditions": list(c)} for n, t, c in outcome.condition_changes
         ],
+        "kernel_kills": [
+            {
+                "node": k.node,
+                "time": format_time(k.at),
+                "pod": k.pod,
+                "container": k.container,
+                "scope": k.scope,
+                "process": k.process,
+                "pid": k.pid,
+                "restart": None if k.restart_at is None else format_time(k.restart_at),
+            }
+            for k in outcome.kernel_kills
+        ],
     }
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode()
 
@@ -130,6 +145,7 @@ def print_outcome(outcome: Any, console: Any) -> None:
 
     from recordings.console import print_table
     from recordings.scenarios.units import format_duration
+    from recordings.summary_codec import format_time
 
     sc = outcome.scenario
     console.print(f"[bold]scenario[/bold] {sc.name} ({sc.digest[:19]}…) → {outcome.out}", soft_wrap=True)
@@ -157,6 +173,15 @@ def print_outcome(outcome: Any, console: Any) -> None:
         console.print("  no evictions", markup=False)
     for node, pod, message in outcome.rejected:
         console.print(f"  {node}: {pod} rejected at admission: {message!r}", markup=False, soft_wrap=True)
+    scopes = {"container": "at its own limit", "pods": "the pods' cgroup at its limit", "node": "node out of memory"}
+    for k in outcome.kernel_kills:
+        after = "stays terminated" if k.restart_at is None else f"restarted at {format_time(k.restart_at)}"
+        console.print(
+            f"  {format_time(k.at)}  {k.node}: kernel OOM-killed {k.pod} container {k.container} ({k.process}, "
+            f"pid {k.pid}; {scopes.get(k.scope, k.scope)}), {after}",
+            markup=False,
+            soft_wrap=True,
+        )
     console.print(f"replay it: evictlens replay {outcome.out}", markup=False, soft_wrap=True)
 
 

@@ -173,3 +173,21 @@ def test_kernel_memcg_notification_runs_a_pass_when_memory_available_crosses_a_t
     (result,) = replay(open_recording(tmp_path / "rec"), [SettingsRequest()], jobs=1)
     assert [(e.pod, e.time.strftime("%H:%M:%S")) for e in result.evictions] == [("grower", evicted_at)]
     assert result.kernel_kills == ()
+
+
+def test_the_scenario_command_prints_and_keeps_the_kernel_kills(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    assert main(["scenario", "--sample", "jvm-spike", "-o", str(tmp_path / "rec")]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "kernel OOM-killed shop/orders-jvm-7d9c6b8f5-k2xqp container orders (java, pid 4001; node out of memory)" in out
+    )
+    assert main(["scenario", "--sample", "container-limit", "-o", str(tmp_path / "rec2"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [(k["time"], k["scope"], k["restart"]) for k in doc["kernel_kills"]][:2] == [
+        ("2025-01-01T00:01:01Z", "container", "2025-01-01T00:01:02Z"),
+        ("2025-01-01T00:02:03Z", "container", "2025-01-01T00:02:13Z"),
+    ]
