@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from kube.oom import container_oom_score_adjust, oom_badness, select_victim
 from recordings.scenarios import ScenarioRun, load_bundled, load_scenario
 from recordings.scenarios.generator import KernelKill
 from recordings.scenarios.oomkiller import Backoff, backoff_for, process_name, system_oom_message
@@ -37,49 +36,6 @@ def _kills(run: ScenarioRun) -> list[tuple[str, str, int, str, int | None]]:
         (k.pod, k.container, (k.at - T0) // SECOND, k.scope, k.restart_at and (k.restart_at - T0) // SECOND)
         for k in run.kernel_kills
     ]
-
-
-# -- kube/oom.py: policy.go and oom_badness ----------------------------------------------------------------------
-def _pod(containers: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
-    return {"metadata": {"name": "p"}, "spec": {"containers": containers, **spec}}
-
-
-def test_oom_score_adj_follows_the_qos_class_and_the_request_share_of_capacity() -> None:
-    cap = 8 * GI
-    be = {"name": "c"}
-    assert container_oom_score_adjust(_pod([be]), be, cap) == 1000
-    g = {"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}}}
-    assert container_oom_score_adjust(_pod([g]), g, cap) == -997
-    b = {"name": "c", "resources": {"requests": {"memory": "1Gi"}}}
-    assert container_oom_score_adjust(_pod([b]), b, cap) == 1000 - 125
-    tiny = {"name": "c", "resources": {"requests": {"memory": "1Ki"}}}
-    assert container_oom_score_adjust(_pod([tiny]), tiny, cap) == 999  # never BestEffort's 1000
-    huge = {"name": "c", "resources": {"requests": {"memory": "8Gi"}, "limits": {"memory": "9Gi"}}}
-    assert container_oom_score_adjust(_pod([huge]), huge, cap) == 3  # never below Guaranteed's 1000 - 997
-    critical = _pod([be], priorityClassName="system-node-critical", priority=2000001000)
-    assert container_oom_score_adjust(critical, be, cap) == -997
-    # a limit alone defaults the request (API defaulting): Burstable at the limit's share
-    lim = {"name": "c", "resources": {"limits": {"memory": "2Gi"}}}
-    assert container_oom_score_adjust(_pod([lim]), lim, cap) == 750
-
-
-def test_a_sidecar_gets_at_most_the_smallest_regular_container_s_adjustment_from_1_33() -> None:
-    cap = 8 * GI
-    side = {"name": "s", "restartPolicy": "Always", "resources": {"requests": {"memory": "64Mi"}}}
-    app = {"name": "a", "resources": {"requests": {"memory": "2Gi"}}}
-    pod = _pod([app], initContainers=[side])
-    assert container_oom_score_adjust(pod, side, cap, minor=32) == 1000 - (1000 * 64 * MI) // cap
-    assert container_oom_score_adjust(pod, side, cap, minor=33) == 750
-
-
-def test_oom_badness_is_rss_pages_plus_adj_per_mille_of_total_pages_and_ties_go_to_the_last_scanned() -> None:
-    total = 8 * GI // 4096
-    assert oom_badness(GI, 0, total) == GI // 4096
-    assert oom_badness(GI, 500, total) == GI // 4096 + 500 * (total // 1000)
-    assert oom_badness(GI, -1000, total) is None
-    assert select_victim([("a", GI, 0), ("b", GI, 0)], total) == "b"
-    assert select_victim([("big", 4 * GI, -997), ("small", 100 * MI, 1000)], total) == "small"
-    assert select_victim([("immune", GI, -1000)], total) is None
 
 
 # -- the crash-loop back-off (client-go flowcontrol as the kubelet uses it) ---------------------------------------

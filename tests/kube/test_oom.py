@@ -1,0 +1,58 @@
+"""kube/oom.py: the kubelet's oom_score_adj by QoS (pkg/kubelet/qos/policy.go) and the kernel's oom_badness
+(mm/oom_kill.c), on plain Pod manifests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kube.oom import container_oom_score_adjust, exhausted_below, oom_badness, select_victim
+
+GI, MI = 1 << 30, 1 << 20
+
+
+def _pod(containers: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
+    return {"metadata": {"name": "p"}, "spec": {"containers": containers, **spec}}
+
+
+def test_oom_score_adj_follows_the_qos_class_and_the_request_share_of_capacity() -> None:
+    cap = 8 * GI
+    be = {"name": "c"}
+    assert container_oom_score_adjust(_pod([be]), be, cap) == 1000
+    g = {"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}}}
+    assert container_oom_score_adjust(_pod([g]), g, cap) == -997
+    b = {"name": "c", "resources": {"requests": {"memory": "1Gi"}}}
+    assert container_oom_score_adjust(_pod([b]), b, cap) == 1000 - 125
+    tiny = {"name": "c", "resources": {"requests": {"memory": "1Ki"}}}
+    assert container_oom_score_adjust(_pod([tiny]), tiny, cap) == 999  # never BestEffort's 1000
+    huge = {"name": "c", "resources": {"requests": {"memory": "8Gi"}, "limits": {"memory": "9Gi"}}}
+    assert container_oom_score_adjust(_pod([huge]), huge, cap) == 3  # never below Guaranteed's 1000 - 997
+    critical = _pod([be], priorityClassName="system-node-critical", priority=2000001000)
+    assert container_oom_score_adjust(critical, be, cap) == -997
+    # a limit alone defaults the request (API defaulting): Burstable at the limit's share
+    lim = {"name": "c", "resources": {"limits": {"memory": "2Gi"}}}
+    assert container_oom_score_adjust(_pod([lim]), lim, cap) == 750
+
+
+def test_a_sidecar_gets_at_most_the_smallest_regular_container_s_adjustment_from_1_33() -> None:
+    cap = 8 * GI
+    side = {"name": "s", "restartPolicy": "Always", "resources": {"requests": {"memory": "64Mi"}}}
+    app = {"name": "a", "resources": {"requests": {"memory": "2Gi"}}}
+    pod = _pod([app], initContainers=[side])
+    assert container_oom_score_adjust(pod, side, cap, minor=32) == 1000 - (1000 * 64 * MI) // cap
+    assert container_oom_score_adjust(pod, side, cap, minor=33) == 750
+
+
+def test_oom_badness_is_rss_pages_plus_adj_per_mille_of_total_pages_and_ties_go_to_the_last_scanned() -> None:
+    total = 8 * GI // 4096
+    assert oom_badness(GI, 0, total) == GI // 4096
+    assert oom_badness(GI, 500, total) == GI // 4096 + 500 * (total // 1000)
+    assert oom_badness(GI, -1000, total) is None
+    assert select_victim([("a", GI, 0), ("b", GI, 0)], total) == "b"
+    assert select_victim([("big", 4 * GI, -997), ("small", 100 * MI, 1000)], total) == "small"
+    assert select_victim([("immune", GI, -1000)], total) is None
+
+
+def test_exhausted_is_64mi_or_one_percent_of_capacity() -> None:
+    assert exhausted_below(4 * GI) == 64 * MI
+    assert exhausted_below(16 * GI) == int(16 * GI * 0.01)
+    assert exhausted_below(None) == 64 * MI
