@@ -16,12 +16,17 @@ Choices, and why:
   captures ``summary`` and ``pods`` have no extension) is JSON when it starts like JSON, else YAML.
 * A YAML stream with several documents (``---``) loads as a list of them, so a hand-written
   multi-pod manifest reads like a bare list of pods.
+* A document is read up to ``MAX_DOCUMENT_BYTES`` (256 MiB, more than a 25 000-pod list; parsed,
+  such a document already takes gigabytes): ``--summary /dev/zero`` or a stray disk image is one
+  line, not a read until the kernel kills the process.
 """
 
 from __future__ import annotations
 
 import codecs
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +40,7 @@ __all__ = ["load_document", "load_documents_text"]
 _YAML_SUFFIXES = frozenset({".yaml", ".yml"})
 _JSON_SUFFIXES = frozenset({".json"})
 _INT64_MAGNITUDE = 2**63
+MAX_DOCUMENT_BYTES = 256 << 20
 
 
 class _KubeYamlLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
@@ -52,7 +58,7 @@ def load_document(path: str | Path) -> Any:
     source = str(path)
     file = Path(path)
     try:
-        data = file.read_bytes()
+        data = _read_bounded(file, source)
     except FileNotFoundError:
         raise InputError("cannot read file (no such file)", source=source) from None
     except IsADirectoryError:
@@ -68,6 +74,20 @@ def load_document(path: str | Path) -> Any:
     if suffix in _YAML_SUFFIXES:
         return _load(text, source, "yaml")
     return _load(text, source, "sniff")
+
+
+def _read_bounded(file: Path, source: str) -> bytes:
+    """The file's bytes, or an :class:`InputError` past ``MAX_DOCUMENT_BYTES`` (a regular file by its
+    size, unread; a device or pipe after reading one byte more than the limit)."""
+    too_big = f"larger than the {MAX_DOCUMENT_BYTES >> 20} MiB a JSON or YAML document may have (is it the right file?)"
+    with file.open("rb") as fh:
+        st = os.fstat(fh.fileno())
+        if stat.S_ISREG(st.st_mode) and st.st_size > MAX_DOCUMENT_BYTES:
+            raise InputError(too_big, source=source)
+        data = fh.read(MAX_DOCUMENT_BYTES + 1)
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise InputError(too_big, source=source)
+    return data
 
 
 def load_documents_text(text: str, source: str) -> Any:
