@@ -298,16 +298,68 @@ def regenerates(rec: Recording, requests: Sequence[SettingsRequest]) -> bool:
 
 def variant_flags(request: SettingsRequest) -> list[str]:
     """The request's kubelet flags as ``scenario`` takes them (``--eviction-hard=…``, repeated map flags kept in
-    order: the first replaces the field, later ones add to it, as in the replay)."""
+    order: the first replaces the field, later ones add to it, as in the replay). A ``--config`` document the
+    scenario can take (:func:`document_flags`) comes first, as a kubelet's config file under its flags."""
     o = request.overrides
     out = []
-    for name in ("eviction_hard", "eviction_soft", "eviction_soft_grace_period", "eviction_minimum_reclaim"):
+    for name in (
+        "eviction_hard",
+        "eviction_soft",
+        "eviction_soft_grace_period",
+        "eviction_minimum_reclaim",
+        "kube_reserved",
+        "system_reserved",
+    ):
         values: tuple[str, ...] = getattr(o, name)
         out += [f"--{name.replace('_', '-')}={v}" for v in values]
     if o.eviction_max_pod_grace_period is not None:
         out.append(f"--eviction-max-pod-grace-period={o.eviction_max_pod_grace_period}")
     if o.eviction_pressure_transition_period is not None:
         out.append(f"--eviction-pressure-transition-period={o.eviction_pressure_transition_period}")
+    document = document_flags(request.baseline.document) if request.baseline is not None else None
+    if document:
+        given = {_flag_name(f) for f in out}  # a flag replaces its field of the config file
+        out = [f for f in document if _flag_name(f) not in given] + out
+    return out
+
+
+_DOCUMENT_FLAGS: Mapping[str, tuple[str, str, str]] = {
+    # KubeletConfiguration field -> (scenario flag, pair separator, the value a config file without it means)
+    "evictionHard": ("eviction-hard", "<", ""),
+    "evictionSoft": ("eviction-soft", "<", ""),
+    "evictionSoftGracePeriod": ("eviction-soft-grace-period", "=", ""),
+    "evictionMinimumReclaim": ("eviction-minimum-reclaim", "=", ""),
+    "kubeReserved": ("kube-reserved", "=", ""),
+    "systemReserved": ("system-reserved", "=", ""),
+    "evictionMaxPodGracePeriod": ("eviction-max-pod-grace-period", "", "0"),
+    "evictionPressureTransitionPeriod": ("eviction-pressure-transition-period", "", "5m0s"),
+    "enforceNodeAllocatable": ("enforce-node-allocatable", ",", "pods"),
+}
+
+
+def document_flags(document: Mapping[str, Any]) -> list[str] | None:
+    """A ``--config`` KubeletConfiguration as the scenario's kubelet flags, every field it can take set (a field
+    the file leaves out gets the kubelet's default, as a kubelet started with that file would): None when the
+    document has a field the scenario's kubelet does not model, no ``evictionHard`` (its defaults depend on each
+    node's version) or is a ``/configz`` response; such a variant replays the recording instead."""
+    if "kubeletconfig" in document or not isinstance(document.get("evictionHard"), Mapping):
+        return None
+    if any(key not in (*_DOCUMENT_FLAGS, "apiVersion", "kind") for key in document):
+        return None
+    out = []
+    for key, (flag, sep, default) in _DOCUMENT_FLAGS.items():
+        value = document.get(key)
+        if value is None:
+            text = default
+        elif isinstance(value, Mapping) and sep in ("<", "="):
+            text = ",".join(f"{k}{sep}{v}" for k, v in value.items())
+        elif isinstance(value, list) and sep == ",":
+            text = ",".join(str(v) for v in value)
+        elif not isinstance(value, Mapping | list) and not sep:
+            text = str(value)
+        else:
+            return None
+        out.append(f"--{flag}={text}")
     return out
 
 
@@ -360,7 +412,11 @@ def closed_loop_replay(
     gen = generated_with(rec)
     assert gen is not None
     out: list[ReplayResult | None] = [None] * len(requests)
-    plain = [i for i, r in enumerate(requests) if not differs(r) or r.baseline is not None]
+    plain = [
+        i
+        for i, r in enumerate(requests)
+        if not differs(r) or (r.baseline is not None and document_flags(r.baseline.document) is None)
+    ]
     if plain:
         for i, result in zip(plain, replay(rec, [requests[i] for i in plain], names), strict=True):
             if requests[i].baseline is not None:

@@ -147,6 +147,17 @@ _COMMANDS["whatif"] = _Command(
 )
 
 
+def _add_tune(sub: SubParsers) -> None:
+    from replay.cli.tune import add_tune_parser
+
+    add_tune_parser(sub)
+
+
+_COMMANDS["tune"] = _Command(
+    "search eviction settings for a workload and recommend ones the kernel's OOM killer does not beat", _add_tune
+)
+
+
 class _VersionAction(argparse.Action):
     """``--version``, reading the installed version only when asked (importlib.metadata costs ~30 ms)."""
 

@@ -282,11 +282,24 @@ class FlagOverrides:
     eviction_minimum_reclaim: tuple[str, ...] = ()
     eviction_max_pod_grace_period: int | None = None
     eviction_pressure_transition_period: str | None = None
+    kube_reserved: tuple[str, ...] = ()
+    """``--kube-reserved`` (``memory=1Gi``): not an eviction setting, so :func:`apply_flags` leaves it out (a
+    recording's allocatable is what its node reported); a scenario recording regenerates with it
+    (replay.scenario.variant_flags), which moves the node's allocatable and the pods' cgroup limit."""
+    system_reserved: tuple[str, ...] = ()
+    """``--system-reserved``: as :attr:`kube_reserved`."""
 
     def given(self) -> dict[str, str]:
         """Flag → value text, for the flags that were set (the label of a what-if)."""
         out: dict[str, str] = {}
-        for name in ("eviction_hard", "eviction_soft", "eviction_soft_grace_period", "eviction_minimum_reclaim"):
+        for name in (
+            "eviction_hard",
+            "eviction_soft",
+            "eviction_soft_grace_period",
+            "eviction_minimum_reclaim",
+            "kube_reserved",
+            "system_reserved",
+        ):
             values: tuple[str, ...] = getattr(self, name)
             if values:
                 out["--" + name.replace("_", "-")] = ",".join(values)

@@ -207,7 +207,13 @@ def test_the_whatif_table_says_the_regenerated_variant_is_exact(k3d: Path, capsy
 def test_a_config_document_variant_replays_the_recording_and_says_it_was_not_regenerated(k3d: Path) -> None:
     from replay.settings import Baseline
 
-    doc = {"kind": "KubeletConfiguration", "evictionHard": {"memory.available": "500Mi"}}
+    # a field the scenario's kubelet does not model: the document cannot be put into it (replay.scenario
+    # document_flags); one with only eviction fields is regenerated (tests/replay/test_tune_snippet.py)
+    doc = {
+        "kind": "KubeletConfiguration",
+        "evictionHard": {"memory.available": "500Mi"},
+        "imageGCHighThresholdPercent": 85,
+    }
     config = SettingsRequest(label="config", baseline=Baseline(doc, "kubelet.yaml"))
     low = SettingsRequest(label="low", overrides=FlagOverrides(eviction_hard=("memory.available<500Mi",)))
     as_config, regenerated = replay(open_recording(k3d), [config, low], jobs=1)
