@@ -77,3 +77,30 @@ def test_a_newer_progress_message_replaces_an_older_one_of_the_same_replay() -> 
 
     assert ReplayProgress("a", 5, 10).can_replace(ReplayProgress("a", 4, 10))
     assert not ReplayProgress("a", 5, 10).can_replace(ReplayProgress("b", 4, 10))
+
+
+def test_a_nodes_current_value_reads_back_as_the_same_flag(results_dir: Path) -> None:
+    """ctrl+u's field values: the thresholds someone set (not the kubelet's allocatable and containerfs copies),
+    exact quantities, percentages, soft grace periods in Go's duration form — each one the flag parses."""
+    import dataclasses
+
+    from replay.kubelet.thresholds import parse_threshold_config
+    from tui.screens.whatif import current_value
+
+    node = open_results_dir(results_dir).node("kind-worker")
+    hard = node.thresholds[0]
+    soft = dataclasses.replace(
+        hard, id=9, hard=False, quantity=None, percentage=0.10000000149011612, grace_period_ns=90 * 10**9
+    )
+    inodes = dataclasses.replace(hard, id=10, signal="nodefs.inodesFree", quantity=5000, text="x")
+    node = dataclasses.replace(node, thresholds=(*node.thresholds, soft, inodes))
+    assert current_value(node, "hard") == "memory.available<1536Mi,nodefs.inodesFree<5000"
+    assert current_value(node, "soft") == "memory.available<10%"
+    assert current_value(node, "soft-grace") == "memory.available=1m30s"
+    assert current_value(node, "transition") == "5m0s" and current_value(node, "max-grace") == "0"
+
+    def as_map(field: str, sep: str) -> dict[str, str]:
+        return dict(s.split(sep, 1) for s in current_value(node, field).split(","))
+
+    parsed = parse_threshold_config([], as_map("hard", "<"), as_map("soft", "<"), as_map("soft-grace", "="), None)
+    assert len(parsed) == 3  # the kubelet's own parser takes them

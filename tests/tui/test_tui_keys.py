@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pilot_wait import until
 from textual.pilot import Pilot
-from textual.widgets import Button, Input, ProgressBar, Static
+from textual.widgets import Button, Input, ProgressBar, Select, Static
 
 from recordings.pack import pack
 from tui.app import EvictlensApp, make_app
@@ -325,3 +325,39 @@ async def test_the_pod_view_draws_each_container(sample_cache: Path, tmp_path: P
         assert set(screen.per_container["container"].unique()) >= {"el1", "el-sidecar1"}
         legend = _plain(app, "#pod-legend")
         assert "el-sidecar1" in legend and "memory (pod)" in legend
+
+
+async def test_ctrl_u_in_a_field_fills_it_with_the_selected_nodes_current_value(
+    sample_cache: Path, tmp_path: Path
+) -> None:
+    """ctrl+u is "use selected" even inside a field (the Input's own ctrl+u would clear it): the node under the
+    form (here the timeline's) gives its value as replayed, and the filled form replays the same evictions."""
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, TimelineScreen), "the timeline")
+        await pilot.press("w")
+        await until(pilot, lambda: isinstance(app.screen, WhatIfScreen), "the what-if form")
+        screen = app.screen
+        hard = screen.query_one("#hard", Input)
+        hard.focus()
+        await pilot.press(*"junk")
+        assert hard.value == "junk"
+        await pilot.press("ctrl+u")
+        assert hard.value == "memory.available<1536Mi"
+        transition = screen.query_one("#transition", Input)
+        transition.focus()
+        await pilot.press("ctrl+u")
+        assert transition.value == "5m0s"
+        screen.query_one("#max-grace", Input).focus()
+        await pilot.press("ctrl+u")
+        assert screen.query_one("#max-grace", Input).value == "0"
+        screen.query_one("#version", Select).focus()
+        await pilot.press("ctrl+u")
+        assert screen.query_one("#version", Select).value == "1.30"
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: len(app.results) == 2, "the what-if result")
+        first, filled = app.results
+        assert [e.message for e in filled.result.evictions] == [e.message for e in first.result.evictions]
+        assert filled.result.settings["overrides"]["--eviction-hard"] == "memory.available<1536Mi"

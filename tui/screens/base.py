@@ -45,6 +45,10 @@ class ResultsScreen(Screen[None]):
         """The name of what the screen shows (a node, a pod), for export and screenshot file names."""
         return ""
 
+    def selected_node(self) -> str | None:
+        """The node of what the screen shows or has selected (the what-if form's ctrl+u reads its settings)."""
+        return None
+
     def cursor_moved(self, when: datetime | None) -> None:
         """The timeline's cursor moved to ``when`` (the app's shared moment)."""
 

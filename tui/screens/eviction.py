@@ -175,6 +175,9 @@ class EvictionScreen(ResultsScreen):
         e = self.view.eviction(self.eviction_id)
         return f"{e.namespace}-{e.pod}"
 
+    def selected_node(self) -> str | None:
+        return self.eviction.node
+
     @property
     def eviction(self) -> Eviction:
         return self.view.eviction(self.eviction_id)
@@ -279,6 +282,9 @@ class RealEvictionScreen(ResultsScreen):
     def export_object(self) -> str:
         real = self.match.real
         return f"{real.namespace}-{real.pod}"
+
+    def selected_node(self) -> str | None:
+        return self.match.real.node
 
     def compose(self) -> ComposeResult:
         real = self.match.real

@@ -181,6 +181,15 @@ class OverviewScreen(ResultsScreen):
         self.query_one("#nodes", RecordTable).show(*node_table(view, view.overcommit(), self.el_app.cursor_time))
         self.query_one("#evictions", RecordTable).show(*eviction_table(view))
 
+    def selected_node(self) -> str | None:
+        """The highlighted node row; with the evictions table focused, the highlighted eviction's node."""
+        evictions = self.query_one("#evictions", RecordTable)
+        if self.focused is evictions:
+            key = evictions.selected_key()
+            record = next((r for r in evictions.records if r.key == key), None)
+            return None if record is None else str(record.values[1])
+        return self.query_one("#nodes", RecordTable).selected_key()
+
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
         box.remove_class("hidden")

@@ -45,6 +45,9 @@ class PodScreen(ResultsScreen):
     def export_object(self) -> str:
         return f"{self.namespace}-{self.pod}"
 
+    def selected_node(self) -> str | None:
+        return self.node
+
     def cursor_moved(self, when: datetime | None) -> None:
         self.draw()
 

@@ -73,6 +73,9 @@ class TimelineScreen(ResultsScreen):
     def export_object(self) -> str:
         return self.node
 
+    def selected_node(self) -> str | None:
+        return self.node
+
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
         yield Static(f"{self.node}: loading its signals…", id="timeline-title")

@@ -12,10 +12,15 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Checkbox, DataTable, Footer, Header, Input, Label, ProgressBar, Select, Static
 
+from kube.duration import format_duration
 from kube.errors import EvictlensError
+from kube.quantity import Format, Quantity
+from kube.signals import ALLOCATABLE_MEMORY_AVAILABLE
 from replay.kubelet.config import FlagOverrides
 from replay.kubelet.versions import KNOWN_VERSIONS
+from replay.results import NodeResult, ThresholdSetting
 from replay.settings import SettingsRequest
+from replay.views import is_bytes
 from tui.messages import CompareResults, RunWhatIf, UseResult
 from tui.screens.base import ResultsScreen
 from tui.widgets.record_table import Column, Record, RecordTable
@@ -32,6 +37,40 @@ FIELDS = (
 
 COUNTERFACTUAL_HINT = "closed loop: an evicted pod's usage leaves its node's later summaries"
 """The what-if form's checkbox (``--counterfactual``; the model and its limits: replay/COUNTERFACTUAL.md)."""
+
+
+def _flag_value(t: ThresholdSetting) -> str:
+    """A threshold's value as the flag takes it: ``10%``, ``1536Mi`` (exact, Go's canonical form), ``5000``."""
+    if t.quantity is None:
+        return f"{(t.percentage or 0) * 100:g}%"
+    return str(Quantity.new(t.quantity, Format.BINARY_SI)) if is_bytes(t.signal) else str(t.quantity)
+
+
+def _configurable(t: ThresholdSetting, hard: bool) -> bool:
+    """A threshold someone set (not the kubelet's own copies: ``allocatableMemory.available`` from
+    enforceNodeAllocatable, the ``containerfs.*`` ones UpdateContainerFsThresholds derives)."""
+    return (
+        t.hard == hard
+        and bool(t.operator)
+        and t.signal != ALLOCATABLE_MEMORY_AVAILABLE
+        and not t.signal.startswith("containerfs.")
+    )
+
+
+def current_value(node: NodeResult, name: str) -> str:
+    """What form field ``name`` holds for ``node`` as replayed: its flag's value now (ctrl+u on a field), so a
+    what-if starts from the node's settings and changes one thing (a filled field replaces the whole flag)."""
+    if name in ("hard", "soft"):
+        texts = [f"{t.signal}<{_flag_value(t)}" for t in node.thresholds if _configurable(t, name == "hard")]
+        return ",".join(dict.fromkeys(texts))
+    if name == "soft-grace":
+        soft = [t for t in node.thresholds if _configurable(t, False)]
+        return ",".join(dict.fromkeys(f"{t.signal}={format_duration(t.grace_period_ns)}" for t in soft))
+    if name == "transition":
+        return format_duration(node.pressure_transition_period_ns)
+    if name == "max-grace":
+        return str(node.max_pod_grace_period_s)
+    raise KeyError(name)
 
 
 def request_from_form(version: str, values: dict[str, str], *, counterfactual: bool = False) -> SettingsRequest:
@@ -61,7 +100,7 @@ class WhatIfScreen(ResultsScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "run", "Run what-if"),
         Binding("ctrl+o", "compare", "Compare A with selected"),
-        # priority: in a field ctrl+u would otherwise clear it (the Input's own binding)
+        # priority: in a field ctrl+u would otherwise clear it (the Input's own delete-left-all)
         Binding("ctrl+u", "use", "Use selected", priority=True),
         Binding("ctrl+l", "focus_results", "Results list"),
     ]
@@ -74,7 +113,8 @@ class WhatIfScreen(ResultsScreen):
         with VerticalScroll(id="whatif-body"):
             yield Static(
                 "Replay the same recording with other settings. Empty fields keep each node's "
-                "recorded configuration; each filled one replaces that field, as the kubelet's flag would.",
+                "recorded configuration; each filled one replaces that field, as the kubelet's flag would; "
+                "ctrl+u in a field fills it with the selected node's current value.",
                 classes="section",
             )
             with Horizontal(classes="form-row"):
@@ -198,13 +238,49 @@ class WhatIfScreen(ResultsScreen):
         self.post_message(CompareResults(index if index else None))
 
     def action_use(self) -> None:
+        """ctrl+u: in a form field, the selected node's current value of it; elsewhere the selected result
+        on every screen."""
+        focused = self.focused
+        names = [name for name, _f, _h in FIELDS]
+        if (isinstance(focused, Input) and focused.id in names) or isinstance(focused, Select):
+            self.fill_from_selected(focused)
+            return
+        self.use_selected_result()
+
+    def use_selected_result(self) -> None:
         index = self._selected()
         if index is not None:
             self.post_message(UseResult(index))
 
+    def node_under_form(self) -> NodeResult | None:
+        """The node of what was selected under the form (a timeline's node, an eviction's, the overview's
+        highlighted row), in the current result; the only node of a one-node result."""
+        below = self.app.screen_stack[:-1]
+        for screen in reversed(below):
+            if isinstance(screen, ResultsScreen):
+                name = screen.selected_node()
+                if name is not None and any(n.node == name for n in self.view.nodes):
+                    return self.view.node(name)
+        return self.view.nodes[0] if len(self.view.nodes) == 1 else None
+
+    def fill_from_selected(self, field: Input | Select[str]) -> None:
+        node = self.node_under_form()
+        if node is None:
+            self.notify("select a node first (a row of the overview, a timeline or an eviction)", severity="warning")
+            return
+        if isinstance(field, Select):
+            if node.kubelet_version in KNOWN_VERSIONS:
+                field.value = node.kubelet_version
+            else:
+                self.notify(f"{node.node} runs kubelet {node.kubelet_version}, not one the replay knows", timeout=4)
+            return
+        field.value = current_value(node, str(field.id))
+        field.cursor_position = len(field.value)
+        self.notify(f"{field.id}: {node.node}'s value in {self.view.label}", timeout=3)
+
     @on(DataTable.RowSelected, "#results")
     def _row(self) -> None:
-        self.action_use()
+        self.use_selected_result()
 
     @on(Button.Pressed, "#run")
     def _run(self) -> None:
@@ -216,4 +292,4 @@ class WhatIfScreen(ResultsScreen):
 
     @on(Button.Pressed, "#use")
     def _use(self) -> None:
-        self.action_use()
+        self.use_selected_result()
