@@ -242,7 +242,7 @@ class WhatIfScreen(ResultsScreen):
         on every screen."""
         focused = self.focused
         names = [name for name, _f, _h in FIELDS]
-        if (isinstance(focused, Input) and focused.id in names) or isinstance(focused, Select):
+        if isinstance(focused, Input) and focused.id in names:
             self.fill_from_selected(focused)
             return
         self.use_selected_result()
@@ -263,16 +263,10 @@ class WhatIfScreen(ResultsScreen):
                     return self.view.node(name)
         return self.view.nodes[0] if len(self.view.nodes) == 1 else None
 
-    def fill_from_selected(self, field: Input | Select[str]) -> None:
+    def fill_from_selected(self, field: Input) -> None:
         node = self.node_under_form()
         if node is None:
             self.notify("select a node first (a row of the overview, a timeline or an eviction)", severity="warning")
-            return
-        if isinstance(field, Select):
-            if node.kubelet_version in KNOWN_VERSIONS:
-                field.value = node.kubelet_version
-            else:
-                self.notify(f"{node.node} runs kubelet {node.kubelet_version}, not one the replay knows", timeout=4)
             return
         field.value = current_value(node, str(field.id))
         field.cursor_position = len(field.value)
