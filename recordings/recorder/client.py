@@ -182,15 +182,27 @@ def _named(conf: dict[str, Any], key: str, name: str, inner: str) -> dict[str, A
     return None
 
 
+KUBECONFIG_MAX_BYTES = 16 << 20  # kubeconfigs with hundreds of contexts and inline certificates stay far below
+
+
 def _read_kubeconfig(path: Path, source: str) -> dict[str, Any]:
     """One kubeconfig file as a mapping; a missing, unreadable or malformed file names itself."""
     where = str(path)
     try:
-        text = path.read_text()
+        with path.open("rb") as fh:
+            data = fh.read(KUBECONFIG_MAX_BYTES + 1)  # bounded: ``--kubeconfig /dev/zero`` is one line
     except FileNotFoundError:
         raise RecordingError(f"kubeconfig file not found (from {source})", source=where) from None
     except OSError as exc:
         raise RecordingError(f"cannot read kubeconfig: {exc.strerror}", source=where) from None
+    if len(data) > KUBECONFIG_MAX_BYTES:
+        raise RecordingError(
+            f"kubeconfig larger than {KUBECONFIG_MAX_BYTES >> 20} MiB: is it the right file?", source=where
+        )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise RecordingError(f"malformed kubeconfig: not UTF-8 text (at byte {exc.start})", source=where) from None
     try:
         conf = yaml.safe_load(text)
     except yaml.YAMLError as exc:
