@@ -885,10 +885,14 @@ def evidence(outcome: Outcome) -> list[str]:
         )
     if current.first_risk is not None:
         r = current.first_risk
+        fell = (
+            f"the kernel killed {r.kills} time(s) before the next pass at {_time(r.to_time)}"
+            if r.kills
+            else f"fell to {fmt_bytes(r.to_available)} by the next pass at {_time(r.to_time)}"
+        )
         out.append(
             f"current settings: OOM risk at {_time(r.from_time)} on {r.node}: memory.available "
-            f"{fmt_bytes(r.from_available)} (above its hard threshold {fmt_bytes(r.hard_value)}) fell to "
-            f"{fmt_bytes(r.to_available)} by {_time(r.to_time)}, between two passes"
+            f"{fmt_bytes(r.from_available)}, above its hard threshold {fmt_bytes(r.hard_value)}; then {fell}"
         )
     if current.first_kill is None and current.first_risk is None:
         out.append("current settings: no kernel kill and no OOM risk")

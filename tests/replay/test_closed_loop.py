@@ -208,7 +208,7 @@ def test_a_config_document_variant_replays_the_recording_and_says_it_was_not_reg
     from replay.settings import Baseline
 
     # a field the scenario's kubelet does not model: the document cannot be put into it (replay.scenario
-    # document_flags); one with only eviction fields is regenerated (tests/replay/test_tune_snippet.py)
+    # document_flags); one with only eviction fields is regenerated (tests/replay/test_tune_jvm_spike.py)
     doc = {
         "kind": "KubeletConfiguration",
         "evictionHard": {"memory.available": "500Mi"},
