@@ -305,7 +305,9 @@ class Recording:
                 error = str(mine["error"].drop_nulls().first())
                 why = f"node {node} has no data: all {mine.height} of its ticks are gaps (first: {error})"
             if not self.skip_bad:
-                raise RecordingError(why, source=str(self.root))
+                # every node was asked for, not this one by name: say how to replay the others
+                hint = "" if nodes else "; pass --skip-bad to leave it out, or --node to choose the nodes"
+                raise RecordingError(why + hint, source=str(self.root))
             self.skipped.append(f"{self.root}: {why}")
         if not usable:
             raise RecordingError("no node of the recording has any data", source=str(self.root))

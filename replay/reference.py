@@ -203,7 +203,7 @@ def select_nodes(rec: Recording, nodes: Sequence[str] | None) -> list[str]:
                 f"no such node in the recording: {', '.join(unknown)}; it has {', '.join(names)}", field="--node"
             )
         names = [n for n in names if n in nodes]
-    return rec.check_replayable(names)
+    return rec.check_replayable(names if nodes else None)  # None: all nodes, so an empty one gets the hint
 
 
 class Replay:
