@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import polars as pl
 
 from recordings.reader import Recording, open_recording
 from replay import views
+from replay.kubelet.config import FlagOverrides
 from replay.results import Eviction, Match, NodeResult, ReplayResult
 from replay.settings import SettingsRequest
 
@@ -108,6 +110,55 @@ class ResultsView:
 
     def signal_names(self) -> list[str]:
         return sorted(set(self.lowest_available()["signal"].to_list()), key=views.signal_key)
+
+    def pass_at(self, node: str, when: datetime) -> tuple[int, datetime] | None:
+        """The node's pass (tick, time) at or before ``when`` — the moment the timeline's cursor stands for on
+        this node (the engine's ``Moment`` reads a time the same way); None before its first pass."""
+        passes = self.node_series(node).select("tick", "time").unique("tick").sort("tick")
+        before = passes.filter(pl.col("time") <= when)
+        if before.is_empty():
+            return None
+        tick, time = before.row(-1)
+        return int(tick), time
+
+    def settings_request(self) -> tuple[SettingsRequest, tuple[str, ...]]:
+        """The settings this result was replayed with, to replay a moment of it (the engine's ``moment``):
+        what was asked in this session, else rebuilt from ``result.json``'s settings; notes say what a results
+        directory cannot give back (a ``--config`` document, a forced topology)."""
+        if self.request is not None:
+            return self.request, ()
+        settings = self.result.settings
+        flags = {str(k): str(v) for k, v in (settings.get("overrides") or {}).items()}
+
+        def many(flag: str) -> tuple[str, ...]:
+            return (flags[flag],) if flag in flags else ()
+
+        grace = flags.get("--eviction-max-pod-grace-period")
+        overrides = FlagOverrides(
+            eviction_hard=many("--eviction-hard"),
+            eviction_soft=many("--eviction-soft"),
+            eviction_soft_grace_period=many("--eviction-soft-grace-period"),
+            eviction_minimum_reclaim=many("--eviction-minimum-reclaim"),
+            eviction_max_pod_grace_period=int(grace) if grace is not None else None,
+            eviction_pressure_transition_period=flags.get("--eviction-pressure-transition-period"),
+            kube_reserved=many("--kube-reserved"),
+            system_reserved=many("--system-reserved"),
+        )
+        version = settings.get("kubelet_version")
+        request = SettingsRequest(
+            kubelet_version=None if version in (None, "per node") else str(version),
+            feature_gates={str(k): bool(v) for k, v in (settings.get("feature_gates") or {}).items()},
+            overrides=overrides,
+            label=self.label,
+            counterfactual=bool(settings.get("counterfactual", False)),
+        )
+        notes = []
+        source = settings.get("config_source")
+        if source and not str(source).startswith("recorded /configz per node"):
+            notes.append(f"this result was replayed with {source}; the moment uses each node's recorded /configz")
+        if settings.get("topology") not in (None, "inferred per node"):
+            notes.append("this result was replayed with a given filesystem topology; the moment infers each node's")
+        return request, tuple(notes)
 
     def node_series(self, node: str) -> pl.DataFrame:
         """One node's signal rows (tick, time, signal, available, capacity, threshold), collected on first use."""

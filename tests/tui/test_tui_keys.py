@@ -358,3 +358,86 @@ async def test_ctrl_u_in_a_field_fills_it_with_the_selected_nodes_current_value(
         first, filled = app.results
         assert [e.message for e in filled.result.evictions] == [e.message for e in first.result.evictions]
         assert filled.result.settings["overrides"]["--eviction-hard"] == "memory.available<1536Mi"
+
+
+async def test_the_rankings_follow_the_timeline_cursor(sample_cache: Path, tmp_path: Path) -> None:
+    """An eviction's ranking is the one at the timeline's cursor: the eviction's own at its pass, the replay's
+    own pass elsewhere (here a 4Gi what-if, where the node stays under its threshold after the eviction), and
+    back (e) to the eviction's."""
+    from replay.engine import Moment
+    from replay.moment import explain_moment
+
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        await pilot.press("w")
+        await until(pilot, lambda: isinstance(app.screen, WhatIfScreen), "the what-if form")
+        app.screen.query_one("#hard", Input).value = "memory.available<4Gi"
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: len(app.results) == 2, "the what-if result")
+        await pilot.press("ctrl+l", "ctrl+u", "escape")
+        await until(pilot, lambda: isinstance(app.screen, OverviewScreen) and app.current == 1, "the what-if in use")
+        await pilot.press("tab", "enter")
+        await until(pilot, lambda: isinstance(app.screen, EvictionScreen), "the eviction detail")
+        detail = app.screen
+        assert isinstance(detail, EvictionScreen)
+        e = detail.eviction
+        ranking = detail.query_one("#ranking", RecordTable)
+        own = [r.key for r in ranking.records]
+        assert own == [f"{r.namespace}/{r.pod}" for r in e.ranking]
+
+        await pilot.press("t")  # the node's timeline at the eviction's moment
+        await until(
+            pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.model is not None, "the timeline"
+        )
+        timeline = app.screen
+        assert isinstance(timeline, TimelineScreen) and timeline.model is not None
+        assert timeline.model.ticks[timeline.model.cursor] == e.tick
+        await pilot.press("right")
+        next_tick = timeline.model.ticks[timeline.model.cursor]
+        assert next_tick != e.tick
+        await pilot.press("escape")
+        await until(pilot, lambda: f"tick {next_tick}," in _plain(app, "#ranking-title"), "the ranking at the cursor")
+        rec = app.view.open_recording()
+        assert rec is not None and app.view.request is not None
+        there = explain_moment(rec, app.view.request, e.node, Moment(tick=next_tick))
+        assert there.ranking, "the what-if keeps the node under its threshold after the eviction"
+        assert [r.key for r in ranking.records] == [f"{f.namespace}/{f.pod}" for f in there.ranking] != own
+        assert f"tick {next_tick}" in _plain(app, "#moment")
+
+        await pilot.press("e")  # back to the eviction's own moment, for every view
+        await until(pilot, lambda: [r.key for r in ranking.records] == own, "the eviction's own ranking")
+        assert app.cursor_time == e.time and "tick" not in _plain(app, "#ranking-title")
+
+
+async def test_the_pod_view_follows_the_timeline_cursor(sample_cache: Path, tmp_path: Path) -> None:
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        await pilot.press("enter")  # the node's timeline: its cursor on the eviction
+        await until(
+            pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.model is not None, "the timeline"
+        )
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, OverviewScreen), "the overview")
+        await pilot.press("colon", *"pod alloc-sidecars", "enter")
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, PodScreen) and app.screen.per_container is not None,
+            "the pod's usage",
+        )
+        pod = app.screen
+        assert isinstance(pod, PodScreen)
+        before = _plain(app, "#pod-cursor")
+        assert "at the cursor" in before and "el-sidecar1" in before
+        await pilot.press("t")
+        await until(
+            pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.model is not None, "the timeline"
+        )
+        timeline = app.screen
+        assert isinstance(timeline, TimelineScreen) and timeline.model is not None
+        await pilot.press("left")
+        tick = timeline.model.ticks[timeline.model.cursor]
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is pod, "back on the pod view")
+        assert f"(tick {tick})" in _plain(app, "#pod-cursor") and _plain(app, "#pod-cursor") != before

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+from datetime import datetime
 from typing import ClassVar
 
 import orjson
@@ -11,6 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static, TextArea
+from textual.worker import get_current_worker
 
 from kube.quantity import Quantity
 from replay.explain import Explanation
@@ -19,6 +22,7 @@ from replay.podview import ContainerRow
 from replay.replay_report import fmt_bytes, marked_diff
 from replay.results import Eviction, Match, RankedPod
 from tui.fmt import fmt_clock, fmt_signal_value
+from tui.messages import CursorMoved
 from tui.screens.base import ResultsScreen
 from tui.screens.overview import decided_text
 from tui.widgets.record_table import Column, Record, RecordTable
@@ -144,7 +148,9 @@ def moment_text(explanation: Explanation) -> Text:
     out.append(f"The replay at that moment ({explanation.moment}):\n", style="bold")
     for row in explanation.observations:
         out.append(f"  {row.signal}: available {row.available} of {row.capacity}")
-        for describe, quantity, met in row.thresholds:
+        # each threshold once, and none of the kubelet's zero containerfs copies (never met: nothing is below 0)
+        shown = {(d, q, m) for d, q, m in row.thresholds if m or q != "0"}
+        for describe, quantity, met in dict.fromkeys(t for t in row.thresholds if t in shown):
             out.append(f" · {describe} ({quantity})")
             if met:
                 out.append(" MET", style="bold red")
@@ -159,7 +165,123 @@ def moment_text(explanation: Explanation) -> Text:
     return out
 
 
-class EvictionScreen(ResultsScreen):
+class MomentScreen(ResultsScreen):
+    """An eviction's screen whose ranking follows the timeline's cursor: at the eviction's own pass the ranking
+    it was made with; at another pass of the node the ranking of the eviction made there, else the replay's own
+    pass at that tick (the engine's ``moment``, as ``explain --tick``). Off screen it waits: the replay of a
+    moment runs when the screen shows again, for the latest cursor only."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("t", "timeline", "Timeline"),
+        Binding("e", "own_moment", "Eviction's moment"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wanted: datetime | None = None
+        """The moment asked for (the shared cursor), None: the eviction's own."""
+        self.shown: tuple[int, datetime] | bool | None = False
+        """The pass the ranking shows (None: the eviction's own; False: not drawn yet)."""
+
+    def moment_node(self) -> str | None:
+        return self.selected_node()
+
+    def own_time(self) -> datetime | None:
+        raise NotImplementedError
+
+    def cursor_moved(self, when: datetime | None) -> None:
+        self.wanted = when
+        if self.is_current:
+            self.follow()
+
+    def on_screen_resume(self) -> None:
+        self.follow()
+
+    def follow(self) -> None:
+        node = self.moment_node()
+        if node is not None and self.wanted is not None:
+            self.load_ranking(node, self.wanted)
+
+    @work(thread=True, exclusive=True, group="moment", exit_on_error=False, name="the ranking at the cursor")
+    def load_ranking(self, node: str, when: datetime) -> None:
+        at = self.view.pass_at(node, when)
+        own = self.own_time()
+        if at is None or (own is not None and self.view.pass_at(node, own) == at):
+            if self.shown is not None:
+                self.app.call_from_thread(self.show_own)
+            return
+        if at == self.shown:
+            return
+        here = [e for e in self.view.evictions_of(node) if e.tick == at[0]]
+        if here:
+            self.app.call_from_thread(self.show_eviction_ranking, here[0], at)
+            return
+        from replay.engine import Moment
+        from replay.moment import explain_moment
+
+        rec = self.view.open_recording()
+        if rec is None:
+            why = Text(f"{fmt_clock(at[1])}: the recording is not on disk, no replay of that moment", style="yellow")
+            self.app.call_from_thread(self.show_moment, at, why, ([], []))
+            return
+        request, notes = self.view.settings_request()
+        explanation = explain_moment(rec, request, node, Moment(tick=at[0]))
+        text = moment_text(explanation)
+        for note in notes:
+            text.append(f"\n{note}", style="dim")
+        if not get_current_worker().is_cancelled:  # a newer cursor asked meanwhile: its worker shows it
+            self.app.call_from_thread(self.show_moment, at, text, moment_ranking(explanation))
+
+    def show_own(self) -> None:
+        """The eviction's own moment."""
+
+    def show_eviction_ranking(self, e: Eviction, at: tuple[int, datetime]) -> None:
+        text = Text.assemble(
+            (f"At {fmt_clock(at[1])} (tick {at[0]}, the timeline's cursor) ", "bold"),
+            f"the replay evicted {e.namespace}/{e.pod} on {e.node}: the ranking it made then (e: back).",
+        )
+        self.show_moment(at, text, ranking_records(e))
+
+    def show_moment(self, at: tuple[int, datetime], text: Text, table: tuple[list[Column], list[Record]]) -> None:
+        self.shown = at
+        note = self.query_one("#moment", Static)
+        note.update(text)
+        note.remove_class("hidden")
+        self.query_one("#ranking-title", Static).update(
+            f"Ranking at {fmt_clock(at[1])} (tick {at[0]}, the timeline's cursor; e: the eviction's own; "
+            "enter: that pod's view)"
+        )
+        self.query_one("#ranking", RecordTable).show(*table)
+
+    def action_own_moment(self) -> None:
+        own = self.own_time()
+        if own is not None:
+            self.post_message(CursorMoved(own))
+
+    def action_timeline(self) -> None:
+        """The node's timeline at the shared moment: back to it when it is right below, else opened."""
+        from tui.screens.timeline import TimelineScreen
+
+        node = self.moment_node()
+        if node is None:
+            self.notify("the recording does not say on which node", severity="warning")
+            return
+        below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None
+        if isinstance(below, TimelineScreen) and below.node == node:
+            self.dismiss()
+            return
+        self.app.push_screen(TimelineScreen(node, at=self.el_app.cursor_time or self.own_time()))
+
+    def open_ranked(self, key: str, uid: str = "") -> None:
+        from tui.screens.pod import PodScreen
+
+        node = self.moment_node()
+        namespace, _, pod = key.partition("/")
+        if node:
+            self.app.push_screen(PodScreen(node, namespace, pod, uid))
+
+
+class EvictionScreen(MomentScreen):
     TITLE = "Eviction"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c", "copy_message", "Copy message"),
@@ -170,6 +292,9 @@ class EvictionScreen(ResultsScreen):
     def __init__(self, eviction_id: int) -> None:
         super().__init__()
         self.eviction_id = eviction_id
+
+    def own_time(self) -> datetime | None:
+        return self.eviction.time
 
     def export_object(self) -> str:
         e = self.view.eviction(self.eviction_id)
@@ -194,7 +319,8 @@ class EvictionScreen(ResultsScreen):
                 "Containers (red: named in the message or over a limit; yellow: over its request)", classes="section"
             )
             yield RecordTable(id="containers")
-            yield Static("Ranking at that moment (enter: that pod's view)", classes="section")
+            yield Static("Ranking at that moment (enter: that pod's view)", classes="section", id="ranking-title")
+            yield Static(id="moment", classes="hidden")
             yield RecordTable(id="ranking")
             yield Static(id="impact")
         yield Footer()
@@ -202,7 +328,9 @@ class EvictionScreen(ResultsScreen):
     def on_mount(self) -> None:
         e = self.eviction
         self.sub_title = f"{e.namespace}/{e.pod}"
-        self.query_one("#ranking", RecordTable).show(*ranking_records(e))
+        self.show_own()
+        if self.el_app.cursor_time != e.time:  # the eviction's moment is every view's now
+            self.post_message(CursorMoved(e.time))
         comes_back, summary = impact_of(e)
         owner = f"owner {e.owner_kind}/{e.owner_name}" if e.owner_kind else "no owner"
         self.query_one("#impact", Static).update(
@@ -210,6 +338,12 @@ class EvictionScreen(ResultsScreen):
         )
         self.query_one("#diff", Static).update(self._diff(e))
         self.load_containers()
+
+    def show_own(self) -> None:
+        self.shown = None
+        self.query_one("#moment", Static).add_class("hidden")
+        self.query_one("#ranking-title", Static).update("Ranking at that moment (enter: that pod's view)")
+        self.query_one("#ranking", RecordTable).show(*ranking_records(self.eviction))
 
     def _diff(self, e: Eviction) -> Text:
         match = self.view.match_for(e)
@@ -253,15 +387,12 @@ class EvictionScreen(ResultsScreen):
 
     @on(DataTable.RowSelected, "#ranking")
     def _open_ranked(self, event: DataTable.RowSelected) -> None:
-        from tui.screens.pod import PodScreen
-
-        e = self.eviction
-        for r in e.ranking:
-            if f"{r.namespace}/{r.pod}" == event.row_key.value:
-                self.app.push_screen(PodScreen(e.node, r.namespace, r.pod, r.uid))
+        key = str(event.row_key.value)
+        uids = {f"{r.namespace}/{r.pod}": r.uid for r in self.eviction.ranking}
+        self.open_ranked(key, uids.get(key, ""))
 
 
-class RealEvictionScreen(ResultsScreen):
+class RealEvictionScreen(MomentScreen):
     """A real eviction the replay did not predict: the recording's message, and the replay's own pass at that
     moment (:func:`replay.moment.explain_moment`, the engine's ``moment``): what it saw and how it ranked."""
 
@@ -286,6 +417,9 @@ class RealEvictionScreen(ResultsScreen):
     def selected_node(self) -> str | None:
         return self.match.real.node
 
+    def own_time(self) -> datetime | None:
+        return self.match.real.time
+
     def compose(self) -> ComposeResult:
         real = self.match.real
         yield Header(show_clock=False)
@@ -304,20 +438,32 @@ class RealEvictionScreen(ResultsScreen):
                 show_cursor=False,
             )
             yield Static("replaying the node up to that moment…", id="moment")
-            yield Static("Ranking at that moment, as the replay saw it (enter: that pod's view)", classes="section")
+            yield Static(
+                "Ranking at that moment, as the replay saw it (enter: that pod's view)",
+                classes="section",
+                id="ranking-title",
+            )
             yield RecordTable(id="ranking")
         yield Footer()
 
     def on_mount(self) -> None:
         real = self.match.real
         self.sub_title = f"{real.namespace}/{real.pod}"
+        self.show_own()
+        if real.time is not None and self.el_app.cursor_time != real.time:
+            self.post_message(CursorMoved(real.time))
+
+    def show_own(self) -> None:
+        self.shown = None
+        self.query_one("#ranking-title", Static).update(
+            "Ranking at that moment, as the replay saw it (enter: that pod's view)"
+        )
         self.load_moment()
 
-    @work(thread=True, exclusive=True, exit_on_error=False, name="the replay at the real eviction")
+    @work(thread=True, exclusive=True, group="own", exit_on_error=False, name="the replay at the real eviction")
     def load_moment(self) -> None:
         from replay.engine import Moment
         from replay.moment import explain_moment
-        from replay.settings import SettingsRequest
 
         real = self.match.real
         rec = self.view.open_recording()
@@ -325,11 +471,15 @@ class RealEvictionScreen(ResultsScreen):
             why = "the recording is not on disk" if rec is None else "the recording does not say on which node or when"
             self.app.call_from_thread(self.query_one("#moment", Static).update, f"{why}: no replay of that moment")
             return
-        request = self.view.request or SettingsRequest(label=self.view.label)
+        request, notes = self.view.settings_request()
         explanation = explain_moment(rec, request, real.node, Moment(at=real.time))
-        self.app.call_from_thread(self._moment, explanation)
+        explanation = dataclasses.replace(explanation, notes=(*explanation.notes, *notes))
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._moment, explanation)
 
     def _moment(self, explanation: Explanation) -> None:
+        if self.shown is not None:  # the cursor went elsewhere meanwhile: that moment shows
+            return
         self.query_one("#moment", Static).update(moment_text(explanation))
         self.query_one("#ranking", RecordTable).show(*moment_ranking(explanation))
 
@@ -346,10 +496,4 @@ class RealEvictionScreen(ResultsScreen):
 
     @on(DataTable.RowSelected, "#ranking")
     def _open_ranked(self, event: DataTable.RowSelected) -> None:
-        from tui.screens.pod import PodScreen
-
-        real = self.match.real
-        key = str(event.row_key.value)
-        namespace, _, pod = key.partition("/")
-        if real.node:
-            self.app.push_screen(PodScreen(real.node, namespace, pod, ""))
+        self.open_ranked(str(event.row_key.value))

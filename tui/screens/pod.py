@@ -33,7 +33,10 @@ CONTAINER_COLORS = (
 
 class PodScreen(ResultsScreen):
     TITLE = "Pod"
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("m", "toggle_resource", "Memory / disk")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("m", "toggle_resource", "Memory / disk"),
+        Binding("t", "timeline", "Timeline"),
+    ]
 
     def __init__(self, node: str, namespace: str, pod: str, uid: str) -> None:
         super().__init__()
@@ -56,6 +59,7 @@ class PodScreen(ResultsScreen):
         yield Static(f"{self.namespace}/{self.pod} on {self.node}", id="pod-title")
         yield PlotextPlot(id="pod-plot")
         yield Static(id="pod-legend")
+        yield Static(id="pod-cursor")
         yield Static(id="pod-story")
         yield Footer()
 
@@ -154,8 +158,40 @@ class PodScreen(ResultsScreen):
             legend.append(mark, style=style)
             legend.append(f" {label}")
         self.query_one("#pod-legend", Static).update(legend)
+        self.query_one("#pod-cursor", Static).update(self.at_cursor(column))
         kinds = ", ".join(f"{n} ({k})" for n, k in series.containers) or "no pod object recorded"
         self.query_one("#pod-title", Static).update(f"{self.namespace}/{self.pod} on {self.node} · {kinds}")
+
+    def at_cursor(self, column: str) -> Text:
+        """The pod (and each container) at the shared moment: the node's pass at or before the cursor."""
+        series = self.series
+        cursor = self.el_app.cursor_time
+        out = Text()
+        if series is None or cursor is None:
+            return out
+        rows = series.frame.filter(pl.col("time") <= cursor).tail(1)
+        if rows.is_empty():
+            out.append(f"at the cursor ({fmt_clock(cursor)}): before the pod's first sample", style="dim")
+            return out
+        tick, when, value = rows["tick"].item(), rows["time"].item(), rows[column].item()
+        out.append(f"at the cursor {fmt_clock(when)} (tick {tick}): ", style="bold")
+        out.append(f"{column} {fmt_bytes(value)}")
+        per = self.per_container
+        if per is not None and per["container"].n_unique() > 1:
+            here = per.filter(pl.col("tick") == tick)
+            parts = [f"{name} {fmt_bytes(v)}" for name, v in here.select("container", column).iter_rows()]
+            out.append(" · " + ", ".join(parts) if parts else "")
+        return out
+
+    def action_timeline(self) -> None:
+        """The node's timeline at the shared moment: back to it when it is right below, else opened."""
+        from tui.screens.timeline import TimelineScreen
+
+        below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None
+        if isinstance(below, TimelineScreen) and below.node == self.node:
+            self.dismiss()
+            return
+        self.app.push_screen(TimelineScreen(self.node, at=self.el_app.cursor_time))
 
     def _evictions(self) -> list[Eviction]:
         return [

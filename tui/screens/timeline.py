@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from datetime import datetime
 from typing import ClassVar
 
 import polars as pl
@@ -19,6 +21,11 @@ from tui.messages import CursorMoved
 from tui.screens.base import ResultsScreen
 from tui.timeline_model import TimelineModel
 from tui.widgets.signal_plot import SignalPlot, legend
+
+
+def pass_index(model: TimelineModel, when: datetime) -> int:
+    """The index of the node's last pass at or before ``when`` (its first pass when ``when`` is earlier)."""
+    return max(0, bisect_right(model.times, when) - 1)
 
 
 def cursor_table(model: TimelineModel) -> Table:
@@ -63,11 +70,13 @@ class TimelineScreen(ResultsScreen):
         Binding("enter", "open_eviction", "Eviction at cursor"),
     ]
 
-    def __init__(self, node: str, signal: str | None = None) -> None:
+    def __init__(self, node: str, signal: str | None = None, at: datetime | None = None) -> None:
         super().__init__()
         self.node = node
         self.signal = signal
         """The signal to open on (else the one the node's first eviction was for)."""
+        self.at = at
+        """The moment to open on (the node's pass at or before it; else its first eviction)."""
         self.model: TimelineModel | None = None
 
     def export_object(self) -> str:
@@ -111,12 +120,24 @@ class TimelineScreen(ResultsScreen):
         if self.model is not None and self.model.ticks == model.ticks:
             model.cursor, model.window, model.signal = self.model.cursor, self.model.window, self.model.signal
             model.zoom_y = self.model.zoom_y
-        elif self.signal in model.signals:
-            model.signal = self.signal
+        else:
+            if self.signal in model.signals:
+                model.signal = self.signal
+            if self.at is not None and model.times:
+                model.goto(pass_index(model, self.at))
         self.model = model
         self.redraw()
 
-    def redraw(self) -> None:
+    def cursor_moved(self, when: datetime | None) -> None:
+        """Another view moved the shared moment (another node's timeline, an eviction opened): this node's
+        pass at or before it, without answering with a move of its own."""
+        model = self.model
+        if model is None or when is None or not model.times or model.times[model.cursor] == when:
+            return
+        model.goto(pass_index(model, when))
+        self.redraw(post=False)
+
+    def redraw(self, *, post: bool = True) -> None:
         model = self.model
         if model is None:
             return
@@ -135,7 +156,7 @@ class TimelineScreen(ResultsScreen):
         plot.draw(data)
         self.query_one("#plot-legend", Static).update(legend(data))
         when = model.times[model.cursor]
-        if when != self.el_app.cursor_time:
+        if post and when != self.el_app.cursor_time:
             self.el_app.cursor_time = when  # at once: a redraw before the message is handled posts no second one
             self.post_message(CursorMoved(when))
         self.query_one("#cursor-values", Static).update(cursor_table(model))
