@@ -15,7 +15,9 @@ there (the state machine keeps its state), as the reference's ``remove_pods`` re
 Falls back to the reference path (``Replay`` + ``collect`` for that node) for: Windows nodes
 (memory.available from the commit charge), a first pass that fails
 (KubeletSeparateDiskGC off on a split filesystem), thresholds the columns cannot compare exactly
-(fractional or ≥ 2^62 quantities, min-reclaim above 100 %) and more than 63 thresholds.
+(fractional or ≥ 2^62 quantities, min-reclaim above 100 %), more than 63 thresholds, and a user
+containerfs threshold graced at the first pass (FastManager.unmodelled: the update replaced it, yet its
+minimum-reclaim hysteresis can keep it met).
 """
 
 from __future__ import annotations
@@ -190,6 +192,8 @@ class NodeReplay:
         evicted_before = len(self._evicted)
         stop = (lambda: bool(self.acc.evictions)) if self.stop_at_eviction else None
         cp = fast.run(frame, self._forced(), delegate, self._evictable, stop=stop)
+        if self._unmodelled():
+            return
         if len(cp.ticks) < frame.height or (self.until_tick is not None and self.until_tick in chunk.infos):
             self.done = True
             frame = frame.head(len(cp.ticks))
@@ -233,6 +237,8 @@ class NodeReplay:
             segment = frame if overflow is None else frame.filter(pl.col("tick") < overflow)
             mark = len(self._evicted)
             cp = fast.run(segment, self._forced(), delegate, self._evictable, stop=stop)
+            if self._unmodelled():
+                return
             n = len(cp.ticks)
             done.append(segment.head(n))
             total.ticks += cp.ticks
@@ -258,6 +264,16 @@ class NodeReplay:
         self._account(total, candidates, evicted_after, evicted_before)
         if self.acc.frames:
             self.acc.signal_frames.append(self._signals(pl.concat(done), total.met, total.actionable))
+
+    def _unmodelled(self) -> bool:
+        """The first pass left state the fast path cannot hold (FastManager.unmodelled): the node goes to the
+        reference from its start (replay_nodes and replay_node_until run a fresh reference run for it)."""
+        assert self.fast is not None
+        if self.fast.unmodelled is None:
+            return False
+        self.fallback = self.fast.unmodelled
+        self.done = True
+        return True
 
     def _recorded(self, summaries: Mapping[int, SummaryAt], tick: int) -> SummaryAt:
         """The chunk's summary at ``tick``; with the usage taken off a pass can be actionable where the

@@ -28,6 +28,10 @@ def to_datetime(us: int) -> datetime:
     return EPOCH + timedelta(microseconds=us)
 
 
+def to_us(when: datetime) -> int:
+    return (when - EPOCH) // timedelta(microseconds=1)
+
+
 @dataclass
 class State:
     """What the manager keeps between passes, in numbers."""
@@ -139,6 +143,25 @@ class StateMachine:
         else:
             reason = "thresholds met, but their stats have not been updated since the last pass"
         return Step(met, graced, actionable, conditions, met_mask, act_mask, reason)
+
+    def state_of(self, manager: EvictionManager, present: int, times: Sequence[int | None]) -> State | None:
+        """The reference manager's state after a pass it ran, in numbers (``present``/``times``: that pass's
+        observations, as :meth:`step` keeps them); None when the manager keeps a threshold outside
+        :attr:`thresholds` that can outlive the pass (a graced one: the minimum-reclaim hysteresis of the next
+        pass reads it). A first-observed time of a threshold not graced is dropped: the next pass rebuilds
+        that map from the thresholds it finds met (thresholdsFirstObservedAt), which cannot include it."""
+        index: dict[Threshold, int] = {}
+        for i, t in enumerate(self.thresholds):
+            index.setdefault(t, self.canon[i])
+        graced = []
+        for t in manager.thresholds_met:
+            c = index.get(t)
+            if c is None:
+                return None
+            graced.append(c)
+        first = {index[t]: to_us(at) for t, at in manager.thresholds_first_observed_at.items() if t in index}
+        last_observed = {c: to_us(at) for c, at in manager.node_conditions_last_observed_at.items()}
+        return State(graced, first, list(manager.node_conditions), last_observed, present, list(times))
 
     def load_into(self, manager: EvictionManager, state: State) -> None:
         """Give the reference manager this (earlier) state, to run one pass exactly as it would."""

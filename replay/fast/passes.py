@@ -7,6 +7,12 @@ manager is loaded with the machine's state before that pass and run by the calle
 (eviction_manager.go: synchronize, byte-exact messages and rankings). A run of *quiet* passes — no
 threshold met even with its minimum reclaim, every node condition past its transition period, no
 local-storage check due — changes nothing but the last observations, so it is skipped in bulk.
+
+A node's first pass is judged by the thresholds as configured: synchronize copies ``m.config.Thresholds``
+before the first-pass block, whose ``thresholds, err := UpdateContainerFsThresholds(...)`` shadows that copy
+(eviction_manager.go, 1.29 through master), so the containerfs copies (and the user containerfs thresholds
+they replace) count only from the second pass. When that changes what the first pass finds met, the
+reference manager runs it from its own first-pass set-up and the machine's state is loaded from it.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from kube.signals import SIGNALS
 from replay.fast.loop import State, StateMachine, to_datetime
 from replay.fast.signals import ThresholdPlan, plan_thresholds, threshold_columns
 from replay.kubelet.manager import EvictionManager, SyncResult, no_gc_effect
-from replay.kubelet.thresholds import get_reclaimable_threshold, sort_by_eviction_priority
+from replay.kubelet.thresholds import Threshold, get_reclaimable_threshold, sort_by_eviction_priority
 
 NO_THRESHOLDS_MET = "no thresholds met"
 
@@ -52,30 +58,86 @@ class ChunkPasses:
 class FastManager:
     """The fast path's manager for one node (see the module docstring)."""
 
-    def __init__(self, manager: EvictionManager, plans: list[ThresholdPlan]) -> None:
+    def __init__(
+        self, manager: EvictionManager, plans: list[ThresholdPlan], configured: list[Threshold] | None = None
+    ) -> None:
         self.manager = manager
         self.plans = plans
         self.machine = StateMachine(manager.thresholds, manager.config.pressure_transition_period)
+        self.configured = None if configured == manager.thresholds else configured
+        """The thresholds the first pass evaluates when UpdateContainerFsThresholds changed them (else None)."""
+        self.first_pending = True
+        """The node's first pass is still to come (the first row :meth:`run` is given)."""
+        self._first_differs: bool | None = None
+        self.unmodelled: str | None = None
+        """Set when the reference's first pass left state the machine cannot hold: the caller hands the node
+        to the reference (the run stopped after that pass)."""
 
     @classmethod
     def build(cls, manager: EvictionManager) -> FastManager | str:
-        """After the manager's first-pass set-up: the fast manager, or why the fast path does not model it."""
+        """The manager's first-pass set-up, then the fast manager, or why the fast path does not model it."""
+        configured = list(manager.thresholds)
         if manager._first_pass() is not None:
             return "first pass failed"
         plans = plan_thresholds(manager.thresholds)
         if plans is None or len(plans) > 63:
             return "thresholds outside the columnar model"
-        return cls(manager, plans)
+        return cls(manager, plans, configured)
 
     def columns(self, obs: pl.DataFrame) -> pl.DataFrame:
         """The observations frame with each threshold's value and the met masks (signals.threshold_columns)."""
         return threshold_columns(obs, self.plans)
 
-    @staticmethod
-    def met_ticks(frame: pl.DataFrame) -> set[int]:
-        """Ticks where some threshold is met with its minimum reclaim: the only ones that can be delegated
-        for a threshold (a superset)."""
-        return {int(t) for t in frame.filter(pl.col("m1") != 0)["tick"].to_list()}
+    def met_ticks(self, frame: pl.DataFrame) -> set[int]:
+        """Ticks where some threshold is met with its minimum reclaim, and the node's first pass where the
+        reference runs it (:meth:`first_pass_differs`): the only ones that can be delegated for a threshold
+        (a superset)."""
+        ticks = {int(t) for t in frame.filter(pl.col("m1") != 0)["tick"].to_list()}
+        if self.first_pending and frame.height and self.first_pass_differs(frame):
+            ticks.add(int(frame["tick"][0]))
+        return ticks
+
+    def first_pass_differs(self, frame: pl.DataFrame) -> bool:
+        """Whether the thresholds as configured find another list met at the node's first pass (``frame``'s
+        first row) than the updated ones the machine evaluates: only then must the reference run that pass
+        from its own first-pass set-up (thresholdsMet keeps its input's order, so equal lists mean the same
+        pass). Computed once, at the first frame."""
+        if self._first_differs is None:
+            self._first_differs = self._differs(frame)
+        return self._first_differs
+
+    def _differs(self, frame: pl.DataFrame) -> bool:
+        configured, updated = self.configured, self.machine.thresholds
+        if configured is None:
+            return False
+        m0 = int(frame["m0"][0])
+        if configured == updated[: len(configured)]:  # only copies appended: is one of them met?
+            return m0 >> len(configured) != 0
+        plans = plan_thresholds(configured)
+        if plans is None or len(plans) > 63:
+            return True  # a threshold the columns cannot judge: the reference judges the pass
+        m0_configured = int(threshold_columns(frame.head(1), plans)["m0"][0])
+        met = [updated[i] for i in range(len(updated)) if m0 >> i & 1]
+        return met != [configured[i] for i in range(len(configured)) if m0_configured >> i & 1]
+
+    def _run_first_pass(
+        self, delegate: Delegate, tick: int, now: int, present: int, times: list[int | None]
+    ) -> SyncResult:
+        """The first pass on the reference manager as the kubelet runs it: the configured thresholds and no
+        first-pass set-up yet (synchronize does it again, to the same lists); then the machine's state from it."""
+        manager, machine = self.manager, self.machine
+        assert self.configured is not None
+        manager.thresholds = list(self.configured)
+        manager.dedicated_image_fs = None
+        machine.load_into(manager, machine.state)
+        result = delegate(0, tick, to_datetime(now))
+        assert manager.thresholds == machine.thresholds, "the first-pass set-up gave other thresholds"
+        state = machine.state_of(manager, present, times)
+        if state is None:
+            self.unmodelled = "a containerfs threshold met at the first pass outlives it"
+        else:
+            machine.state = state
+        return result
 
     def state_manager(self) -> EvictionManager:
         """The reference manager loaded with the state after the last pass (conditions, admission)."""
@@ -142,9 +204,23 @@ class FastManager:
         met, act, reasons, conditions = out.met, out.actionable, out.reasons, out.conditions
         thresholds = machine.thresholds
         ptp = machine.ptp_ns
+        first = self.first_pending and n > 0 and self.first_pass_differs(frame)
+        if n:
+            self.first_pending = False
         i = 0
         while i < n:
             st = machine.state
+            if first and i == 0:
+                result = self._run_first_pass(delegate, ticks[0], nows[0], presents[0], [c[0] for c in tcols])
+                out.delegated[0] = result
+                met.append(sum((t in result.thresholds_met) << b for b, t in enumerate(thresholds)))
+                act.append(sum((t in result.thresholds_actionable) << b for b, t in enumerate(thresholds)))
+                reasons.append(result.reason)
+                conditions.append(tuple(result.node_conditions))
+                if self.unmodelled is not None or (stop is not None and stop()):
+                    break
+                i += 1
+                continue
             j = run_end[i]
             if j > i and (not st.last_observed or (run_min[i] - max(st.last_observed.values())) * 1000 >= ptp):
                 # quiet run: nothing met, no condition within its transition period (helpers.go: every
