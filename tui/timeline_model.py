@@ -134,7 +134,13 @@ class TimelineModel:
         return self._by_threshold[key]
 
     def thresholds_of(self, signal: str) -> list[ThresholdSetting]:
-        return [t for t in self.node.thresholds if t.signal == signal]
+        """The signal's thresholds that can be met: not the kubelet's zero containerfs copies (no operator;
+        UpdateContainerFsThresholds adds them even when nobody configured one), each drawn and listed once."""
+        first: dict[str, ThresholdSetting] = {}
+        for t in self.node.thresholds:
+            if t.signal == signal and t.operator:
+                first.setdefault(t.text, t)
+        return list(first.values())
 
     def index_at(self, when: datetime | None) -> int:
         """The first pass at or after ``when`` (the last pass if none)."""

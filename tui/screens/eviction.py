@@ -143,18 +143,25 @@ def moment_ranking(explanation: Explanation) -> tuple[list[Column], list[Record]
 
 
 def moment_text(explanation: Explanation) -> Text:
-    """What the replay's own pass saw at that moment: each signal against its thresholds, met ones in red."""
+    """What the replay's own pass saw at that moment: each signal that has a threshold against it, met ones in
+    red (the signals nobody set a threshold for are counted, not listed: at 80×24 they pushed the ranking off)."""
     out = Text()
     out.append(f"The replay at that moment ({explanation.moment}):\n", style="bold")
+    bare = 0
     for row in explanation.observations:
-        out.append(f"  {row.signal}: available {row.available} of {row.capacity}")
         # each threshold once, and none of the kubelet's zero containerfs copies (never met: nothing is below 0)
-        shown = {(d, q, m) for d, q, m in row.thresholds if m or q != "0"}
-        for describe, quantity, met in dict.fromkeys(t for t in row.thresholds if t in shown):
+        shown = dict.fromkeys(t for t in row.thresholds if t[2] or t[1] != "0")
+        if not shown:
+            bare += 1
+            continue
+        out.append(f"  {row.signal}: available {row.available} of {row.capacity}")
+        for describe, quantity, met in shown:
             out.append(f" · {describe} ({quantity})")
             if met:
                 out.append(" MET", style="bold red")
         out.append("\n")
+    if bare:
+        out.append(f"  ({bare} other signals have no threshold)\n", style="dim")
     reclaim = explanation.result.threshold_to_reclaim
     if reclaim is None:
         out.append("no threshold to reclaim at this pass: the replay would not rank pods then", style="yellow")
@@ -259,16 +266,12 @@ class MomentScreen(ResultsScreen):
             self.post_message(CursorMoved(own))
 
     def action_timeline(self) -> None:
-        """The node's timeline at the shared moment: back to it when it is right below, else opened."""
+        """The node's timeline at the shared moment, on top: its cursor moves this view (back with escape)."""
         from tui.screens.timeline import TimelineScreen
 
         node = self.moment_node()
         if node is None:
             self.notify("the recording does not say on which node", severity="warning")
-            return
-        below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None
-        if isinstance(below, TimelineScreen) and below.node == node:
-            self.dismiss()
             return
         self.app.push_screen(TimelineScreen(node, at=self.el_app.cursor_time or self.own_time()))
 

@@ -222,7 +222,7 @@ class OverviewScreen(ResultsScreen):
         self.app.push_screen(
             ConfirmScreen(
                 f"Quit? The {whatifs} what-if result{'s' if whatifs > 1 else ''} of this session will be lost "
-                "(replay --version/--eviction-hard … -o DIR keeps one)."
+                "(replay --kubelet-version/--eviction-hard … -o DIR keeps one)."
             ),
             answered,
         )

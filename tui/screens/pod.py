@@ -19,6 +19,7 @@ from replay.results import Eviction
 from tui.fmt import fmt_clock
 from tui.screens.base import ResultsScreen
 from tui.screens.eviction import impact_of
+from tui.widgets.signal_plot import y_ticks
 
 CONTAINER_COLORS = (
     ("green+", "bright_green"),
@@ -147,6 +148,9 @@ class PodScreen(ResultsScreen):
             if cursor is not None and times and times[0] is not None and times[0] <= cursor <= times[-1]:
                 plt.vline(next(i for i, t in enumerate(times) if t is not None and t >= cursor), "white")
             plt.ylim(0, top)  # from 0: a 119–130 MiB wobble is a wobble, not the whole height
+            levels = [v / (1 << 20) for v in (request, limit) if v is not None]
+            height = max(2, plot.size.height - 5) if plot.size.height else None
+            plt.yticks(*y_ticks(0.0, top, "MiB", marks=levels, rows=height))
             marks = sorted({0, len(xs) // 2, len(xs) - 1})
             plt.xticks([float(m) for m in marks], [times[i].strftime("%H:%M:%S") if times[i] else "" for i in marks])
         plt.ylabel("MiB")
@@ -158,7 +162,9 @@ class PodScreen(ResultsScreen):
             legend.append(mark, style=style)
             legend.append(f" {label}")
         self.query_one("#pod-legend", Static).update(legend)
-        self.query_one("#pod-cursor", Static).update(self.at_cursor(column))
+        at_cursor = self.at_cursor(column)
+        self.query_one("#pod-cursor", Static).update(at_cursor)
+        self.query_one("#pod-cursor", Static).display = bool(at_cursor)
         kinds = ", ".join(f"{n} ({k})" for n, k in series.containers) or "no pod object recorded"
         self.query_one("#pod-title", Static).update(f"{self.namespace}/{self.pod} on {self.node} · {kinds}")
 
@@ -184,13 +190,9 @@ class PodScreen(ResultsScreen):
         return out
 
     def action_timeline(self) -> None:
-        """The node's timeline at the shared moment: back to it when it is right below, else opened."""
+        """The node's timeline at the shared moment, on top: its cursor moves this view (back with escape)."""
         from tui.screens.timeline import TimelineScreen
 
-        below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None
-        if isinstance(below, TimelineScreen) and below.node == self.node:
-            self.dismiss()
-            return
         self.app.push_screen(TimelineScreen(self.node, at=self.el_app.cursor_time))
 
     def _evictions(self) -> list[Eviction]:

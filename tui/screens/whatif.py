@@ -27,7 +27,7 @@ from tui.widgets.record_table import Column, Record, RecordTable
 
 PER_NODE = "per node"
 FIELDS = (
-    ("hard", "--eviction-hard", "e.g. memory.available<1.5Gi,nodefs.available<10%"),
+    ("hard", "--eviction-hard", "e.g. memory.available<1.5Gi"),
     ("soft", "--eviction-soft", "e.g. memory.available<2Gi"),
     ("soft-grace", "--eviction-soft-grace-period", "e.g. memory.available=1m30s"),
     ("transition", "--eviction-pressure-transition-period", "e.g. 1m (default 5m0s)"),

@@ -8,6 +8,7 @@ The legend is not drawn inside the plot (plotext puts it in the top left corner,
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from rich.text import Text
 from textual_plotext import PlotextPlot
@@ -31,10 +32,18 @@ def _steps(span: float, integer: bool) -> list[float]:
     return out
 
 
-def y_ticks(bottom: float, top: float, unit: str, n: int = 5) -> tuple[list[float], list[str]]:
+def _label(value: float, decimals: int) -> str:
+    return f"{value:,.{decimals}f}"
+
+
+def y_ticks(
+    bottom: float, top: float, unit: str, n: int = 5, *, marks: Sequence[float] = (), rows: int | None = None
+) -> tuple[list[float], list[str]]:
     """Round ticks inside the axis, about ``n`` of them, each label different: as many decimals as the step
     needs (a 0–0.3 axis reads 0.00, 0.05, 0.10 …, never 0.1 twice); counts (inodes, processes) step by whole
-    numbers and read as integers."""
+    numbers and read as integers. ``marks`` (the thresholds) get a tick of their own, labelled with their value,
+    so the row a threshold is drawn on reads as its value; with ``rows`` (the plot's height) no two ticks share
+    a row (plotext would print one label over the other), and a mark's row is its own."""
     span = top - bottom
     integer = unit == "count"
     if not math.isfinite(span) or span <= 0:
@@ -45,18 +54,33 @@ def y_ticks(bottom: float, top: float, unit: str, n: int = 5) -> tuple[list[floa
         return [round(k * step, 12) for k in range(first, last + 1)]
 
     candidates = [(abs(len(ticks_of(s)) - n), -s, s) for s in _steps(span, integer) if len(ticks_of(s)) >= 2]
-    if not candidates:  # a count axis shorter than 1
-        return [float(math.ceil(bottom))], [f"{math.ceil(bottom):,}"]
-    step = min(candidates)[2]
-    ticks = ticks_of(step)
-    power = math.floor(math.log10(step) + 1e-9)
-    # exact labels: 0.25 needs two decimals where 0.2 and 0.5 need one
-    decimals = 0 if integer else max(0, -power + (1 if round(step / 10.0**power, 6) == 2.5 else 0))
+    if candidates:
+        step = min(candidates)[2]
+        ticks = ticks_of(step)
+        power = math.floor(math.log10(step) + 1e-9)
+        # exact labels: 0.25 needs two decimals where 0.2 and 0.5 need one
+        decimals = 0 if integer else max(0, -power + (1 if round(step / 10.0**power, 6) == 2.5 else 0))
+    else:  # a count axis shorter than 1
+        ticks, decimals = [float(math.ceil(bottom))], 0
+
+    def row(value: float) -> float:
+        return round((value - bottom) / span * (rows - 1)) if rows else value
+
+    labelled: dict[float, tuple[float, int]] = {}  # row → (tick, decimals of its label)
+    for mark in sorted({m for m in marks if bottom <= m <= top}):
+        # its own value, up to two decimals finer than the axis (9.79 on a 0–60 axis, not 10)
+        finer = (d for d in range(decimals, decimals + 2) if round(mark, d) == mark)
+        exact = 0 if integer else next(finer, decimals + 2)
+        labelled.setdefault(row(mark), (mark, exact))
+    for tick in ticks:
+        labelled.setdefault(row(tick), (tick, decimals))
+    chosen = sorted(labelled.values())
+    extra = 0
     while True:  # never two equal labels (a guard: exact labels of distinct ticks differ)
-        labels = [f"{t:,.{decimals}f}" for t in ticks]
-        if len(set(labels)) == len(labels) or decimals > 12:
-            return ticks, labels
-        decimals += 1
+        labels = [_label(t, d + extra) for t, d in chosen]
+        if len(set(labels)) == len(labels) or extra > 12:
+            return [t for t, _d in chosen], labels
+        extra += 1
 
 
 def legend(data: PlotData) -> Text:
@@ -109,16 +133,18 @@ class SignalPlot(PlotextPlot):
             first, last = max(band.first, lo), min(band.last, hi)
             xs = list(range(first, last + 1)) or [first]
             plt.plot(xs, [top] * len(xs), color=BAND_COLOR, marker="▀")
+        plt.vline(data.cursor, "white")  # before the marks: an eviction at the cursor stays visible
         for kind, marker, color, height in (("predicted", "▼", "red+", 0.92), ("real", "◆", "green+", 0.84)):
             marks = [m.index for m in data.markers if m.kind == kind]
             if marks:  # the real mark a row lower: both show when they fall on the same pass
                 y = bottom + (top - bottom) * height
                 plt.scatter(marks, [y] * len(marks), marker=marker, color=color)
-        plt.vline(data.cursor, "white")
         plt.xlim(lo, max(hi, lo + 1))
         plt.ylim(bottom, top)
         plt.xticks([p for p, _ in data.x_labels], [label for _, label in data.x_labels])
-        plt.yticks(*y_ticks(bottom, top, data.unit))
+        levels = [next((v for v in reversed(series) if v is not None), None) for _l, series in data.thresholds]
+        rows = max(2, self.size.height - 5) if self.size.height else None  # title, frame, time labels, unit
+        plt.yticks(*y_ticks(bottom, top, data.unit, marks=[v for v in levels if v is not None], rows=rows))
         plt.ylabel(data.unit)
         plt.title(f"{data.signal}  (available, {data.unit}{', zoomed' if data.zoomed else ''})")
         self.refresh()
