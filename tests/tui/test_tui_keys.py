@@ -441,3 +441,32 @@ async def test_the_pod_view_follows_the_timeline_cursor(sample_cache: Path, tmp_
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is pod, "back on the pod view")
         assert f"(tick {tick})" in _plain(app, "#pod-cursor") and _plain(app, "#pod-cursor") != before
+
+
+async def test_a_timeline_under_another_follows_its_cursor(sample_cache: Path, tmp_path: Path) -> None:
+    """Timeline → eviction → t (a second timeline on top): moving the top cursor moves the one below (and the
+    eviction between them), and the one below does not answer with a move of its own."""
+    app = _app(sample_cache, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _overview(app, pilot)
+        await pilot.press("enter")
+        await until(
+            pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.model is not None, "the timeline"
+        )
+        below = app.screen
+        assert isinstance(below, TimelineScreen) and below.model is not None
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, EvictionScreen), "the eviction detail")
+        await pilot.press("t")
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, TimelineScreen) and app.screen is not below and app.screen.model is not None,
+            "the second timeline",
+        )
+        top = app.screen
+        assert isinstance(top, TimelineScreen) and top.model is not None
+        await pilot.press("left", "left")
+        moved = top.model.times[top.model.cursor]
+        await until(pilot, lambda: app.cursor_time == moved, "the shared moment")
+        await pilot.pause()
+        assert below.model.times[below.model.cursor] == moved == app.cursor_time
