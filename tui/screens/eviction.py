@@ -211,8 +211,9 @@ class MomentScreen(ResultsScreen):
 
     @work(thread=True, exclusive=True, group="moment", exit_on_error=False, name="the ranking at the cursor")
     def load_ranking(self, node: str, when: datetime) -> None:
-        at = self.view.pass_at(node, when)
         own = self.own_time()
+        # the eviction's own moment needs no read of the node's passes (opening the detail stays one query)
+        at = None if when == own else self.view.pass_at(node, when)
         if at is None or (own is not None and self.view.pass_at(node, own) == at):
             if self.shown is not None:
                 self.app.call_from_thread(self.show_own)
