@@ -8,7 +8,7 @@ import polars as pl
 
 from recordings.reader import open_recording
 from replay.engine import replay_recording
-from replay.results_io import load
+from replay.results_io import load, write
 from tui.export import to_csv
 from tui.loading import classify
 from tui.results_dir import open_results_dir
@@ -104,3 +104,20 @@ def test_a_nodes_current_value_reads_back_as_the_same_flag(results_dir: Path) ->
 
     parsed = parse_threshold_config([], as_map("hard", "<"), as_map("soft", "<"), as_map("soft-grace", "="), None)
     assert len(parsed) == 3  # the kubelet's own parser takes them
+
+
+def test_a_results_directory_gives_back_the_settings_it_was_replayed_with(sample_rec: Path, tmp_path: Path) -> None:
+    """The ranking at a moment of a what-if written with -o replays that what-if's settings, not the recorded
+    ones: the request is rebuilt from result.json."""
+    from replay.kubelet.config import FlagOverrides
+    from replay.settings import SettingsRequest
+
+    asked = SettingsRequest(
+        kubelet_version="1.32",
+        overrides=FlagOverrides(eviction_hard=("memory.available<2Gi",), eviction_max_pod_grace_period=30),
+        label="tighter",
+    )
+    write(replay_recording(open_recording(sample_rec), asked), tmp_path / "out")
+    request, notes = open_results_dir(tmp_path / "out").settings_request()
+    assert notes == ()
+    assert request.describe() == asked.describe()
