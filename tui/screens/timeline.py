@@ -29,9 +29,12 @@ def pass_index(model: TimelineModel, when: datetime) -> int:
 
 
 def cursor_table(model: TimelineModel) -> Table:
-    table = Table(box=None, expand=True, show_edge=False, pad_edge=False)
-    for name in ("signal", "available", "threshold", "met"):
-        table.add_column(name, no_wrap=True)
+    table = Table(box=None, expand=True, show_edge=False, pad_edge=False, collapse_padding=True)
+    # at 80 columns the signal's name gives way first: the value and MET stay whole
+    table.add_column("signal", no_wrap=True, overflow="ellipsis")
+    table.add_column("met", no_wrap=True, min_width=3)
+    table.add_column("available", no_wrap=True, min_width=9)
+    table.add_column("threshold", no_wrap=True, overflow="ellipsis")
     for value in model.at_cursor():
         label = SHORT_SIGNAL.get(value.signal, value.signal)
         style = "bold reverse" if value.signal == model.signal else ""
@@ -44,9 +47,9 @@ def cursor_table(model: TimelineModel) -> Table:
         met = any(m for _t, _v, m in value.thresholds)
         table.add_row(
             Text(label, style=style),
+            Text("MET", style="bold red") if met else Text("·"),
             fmt_signal_value(value.signal, value.available),
             thresholds,
-            Text("MET", style="bold red") if met else Text("·"),
         )
     return table
 
