@@ -42,10 +42,10 @@ from replay.fast.loop import to_datetime
 from replay.fast.passes import ChunkPasses, FastManager
 from replay.fast.pod_usage import (
     CounterfactualSummary,
+    NodeUsage,
     add_usage,
     adjust,
     empty_usage,
-    read_usage,
     removed_entries,
     totals_at,
 )
@@ -101,7 +101,12 @@ class NodeReplay:
         ).dt.epoch("us")
         self.counterfactual = bool(run.request.counterfactual)
         self._removed = empty_usage()
-        """--counterfactual: per tick, the evicted pods' recorded usage taken off (pod_usage.USAGE_SCHEMA)."""
+        """--counterfactual: per tick of the current chunk, the evicted pods' recorded usage taken off
+        (pod_usage.USAGE_SCHEMA)."""
+        self._removals: list[tuple[str, int]] = []
+        """--counterfactual: (UID, tick of its eviction) of each pod evicted so far: a new chunk's removal."""
+        self._usage: NodeUsage | None = None
+        """--counterfactual: the node's pods' rows in the current chunk's range, shared by its requests."""
         self._overflow: list[int] = []
         """--counterfactual: ticks of the current frame whose rewritten summary no longer parses."""
 
@@ -132,11 +137,17 @@ class NodeReplay:
             self.storage = storage().ticks(run.topology.dedicated_image_fs)
 
     # -- per chunk ------------------------------------------------------------------------------
-    def prepare(self, chunk: Chunk) -> set[int]:
-        """Compute the chunk's columns; the ticks whose whole summary may be needed."""
+    def prepare(self, chunk: Chunk, usage: NodeUsage | None = None) -> set[int]:
+        """Compute the chunk's columns; the ticks whose whole summary may be needed. ``usage``: the node's
+        pods' rows in the chunk's range, for ``--counterfactual`` (its removals are read from there)."""
         if self.no_thresholds or self.fallback or self.done:
             return set()
         assert self.fast is not None
+        if self.counterfactual:
+            self._usage = usage or NodeUsage(self.run.rec, self.node)
+            self._removed = empty_usage()
+            for uid, after in self._removals:  # the pods evicted in earlier chunks, over this one's ticks
+                self._removed = add_usage(self._removed, self._usage.usage(uid, after, self.run._emptydirs[uid]))
         self._frame = self._columns(chunk)
         return self.fast.met_ticks(self._frame) | (self._forced() & set(chunk.infos))
 
@@ -175,7 +186,10 @@ class NodeReplay:
             self._account(cp, {}, {}, len(self._evicted))
             return
         if self.counterfactual:
-            self._run_counterfactual(chunk, summaries)
+            try:
+                self._run_counterfactual(chunk, summaries)
+            finally:
+                self._usage = None  # the node's rows go with its chunk
             return
         frame, fast = self._frame, self.fast
         assert frame is not None and fast is not None
@@ -224,9 +238,9 @@ class NodeReplay:
                 if uid not in run._emptydirs:
                     pod = next(e.pod for e in result.evictions if e.pod.uid == uid)
                     run._emptydirs[uid] = disk_emptydirs(pod)
-                    self._removed = add_usage(
-                        self._removed, read_usage(run.rec, self.node, uid, tick, run._emptydirs[uid])
-                    )
+                    self._removals.append((uid, tick))
+                    assert self._usage is not None
+                    self._removed = add_usage(self._removed, self._usage.usage(uid, tick, run._emptydirs[uid]))
             return result
 
         def stop() -> bool:
@@ -608,8 +622,9 @@ def _run_group(
             if chunk is None:
                 continue
             wanted: set[int] = set()
+            usage = NodeUsage(rec, name, lo, hi)  # read only if a counterfactual request evicts here
             for r in rs:
-                wanted |= r.prepare(chunk)
+                wanted |= r.prepare(chunk, usage)
             summaries = node.summaries(sorted(wanted))
             for r in rs:
                 r.run_chunk(chunk, summaries)

@@ -22,7 +22,7 @@ from recordings.format import Manifest
 from recordings.reader import open_recording
 from recordings.writer import RecordingWriter
 from replay import engine
-from replay.fast.pod_usage import adjust, read_usage
+from replay.fast.pod_usage import NodeUsage, adjust, read_usage
 from replay.kubelet.config import FlagOverrides
 from replay.kubelet.manager import FsTopology
 from replay.settings import SettingsRequest
@@ -321,3 +321,85 @@ def test_one_pods_usage_is_summed_per_tick_as_remove_pods_reads_its_entry(tmp_pa
     assert nodes["fs_available_bytes"].to_list() == [GI + 3 * GI + 2 * (GI // 3), GI]
     assert nodes["containerfs_available_bytes"].to_list()[1] == GI  # nothing freed at tick 2 but the clamps
     assert pods["memory_available_bytes"].to_list() == [5 * GI]
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    phases=(Phase.explicit, Phase.reuse, Phase.generate),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    spec=edge_recordings(),
+    asks=st.lists(st.tuples(st.integers(0, 2), st.integers(0, 6), st.booleans()), min_size=1, max_size=6),
+    lo=st.sampled_from([None, 0, 2]),
+)
+def test_a_nodes_rows_read_once_give_each_pods_own_read(
+    tmp_path_factory: Any, spec: dict[str, Any], asks: list[tuple[int, int, bool]], lo: int | None
+) -> None:
+    """NodeUsage (the node's rows read at the first removal, then each pod's from memory) gives read_usage's
+    answer for any pod, tick and emptyDir set, within its tick range; at most one more read, when a removal
+    asks for ticks before the first one's."""
+    rec = open_recording(_write(tmp_path_factory.mktemp("rec") / "rec", spec))
+    hi = None if lo is None else lo + 3
+    usage = NodeUsage(rec, "n", lo, hi)
+    for p, after, with_dirs in asks:
+        dirs = ("scratch",) if with_dirs else ()
+        want = read_usage(rec, "n", f"uid-{p}", after, dirs)
+        if lo is not None and hi is not None:
+            want = want.filter(pl.col("tick").is_between(lo, hi - 1))
+        assert usage.usage(f"uid-{p}", after, dirs).equals(want)
+    assert usage.reads == (1 if all(after >= asks[0][1] for _, after, _ in asks) else 2)
+
+
+def test_the_requests_of_a_node_read_its_pods_rows_once(tmp_path: Path, monkeypatch: Any) -> None:
+    """Several counterfactual what-ifs evicting on one node: the node's pods' rows are read at the first
+    eviction (again, once, for one that evicts earlier), not once per evicted pod and request."""
+    n = 6
+    pods = [
+        {
+            "uid": f"u{p}",
+            "name": f"p{p}",
+            "priority": 0,
+            "emptydir": p % 2 == 0,
+            "pod_memory": p % 2 == 1,
+            "ws": [(p + 1) * GI // 2] * n,
+            "containers": 1 + p % 2,
+            "disk": [GI] * n,
+            "procs": 3,
+            "from": 0,
+            "until": None,
+        }
+        for p in range(4)
+    ]
+    spec = {
+        "ticks": n,
+        "pods": pods,
+        "mem": [GI // 2, GI // 2, GI // 4, GI // 4, GI // 8, GI // 8],
+        "mem_ws": [6 * GI] * n,
+        "fs_avail": [50 * GI] * n,
+        "fs_cap": 100 * GI,
+        "inodes_free": [1000] * n,
+        "inodes": 10_000,
+        "curproc": [900] * n,
+        "imagefs": "shared",
+    }
+    path = _write(tmp_path / "rec", spec)
+    reads: list[int] = []
+    load = NodeUsage._load
+
+    def counted(self: NodeUsage, after: int) -> None:
+        reads.append(after)
+        load(self, after)
+
+    monkeypatch.setattr(NodeUsage, "_load", counted)
+    requests = [
+        SettingsRequest(kubelet_version="1.32", overrides=FlagOverrides(eviction_hard=(h,)), counterfactual=True)
+        for h in ("memory.available<300Mi", "memory.available<3Gi", "memory.available<5Gi")
+    ]
+    results = engine.replay(open_recording(path), requests)
+    assert [len(r.evictions) for r in results] == [1, 2, 4]  # 4 pods: the 5Gi what-if evicts each
+    assert results[0].evictions[0].tick > results[1].evictions[0].tick
+    assert len(reads) == 2 and reads[1] == -1  # the second request evicts before the first: the whole range
+    for request, result in zip(requests, results, strict=True):
+        assert_same(reference(path, request), result)
