@@ -1,12 +1,13 @@
 """``--counterfactual`` on the fast path: the evicted pods' recorded usage, per tick, off the node's columns.
 
 The per-tick reference rewrites each later summary with :func:`replay.counterfactual.remove_pods`. Here
-the same removal is done on the columns the passes are computed from: one evicted pod's rows are read
-from ``pod_stats`` / ``container_stats`` / ``volume_stats`` (node, UID and ticks pushed into the scans)
-and summed per tick as :func:`~replay.counterfactual.pod_footprint` sums one stats entry; the totals of
+the same removal is done on the columns the passes are computed from: an evicted pod's rows of
+``pod_stats`` / ``container_stats`` / ``volume_stats`` (from :class:`NodeUsage`, the node's rows read once
+for all its evictions and requests) are summed per tick as :func:`~replay.counterfactual.pod_footprint`
+sums one stats entry; the totals of
 every pod evicted so far adjust the node's signal inputs (``node_stats`` and the ``pods`` system
 container) exactly as ``remove_pods`` adjusts the summary, in 128-bit integers so that a sum past
-2^64 - 1 is seen (the reference's summary then no longer parses: :func:`overflow_ticks`). The
+2^64 - 1 is seen (the reference's summary then no longer parses: the ticks :func:`adjust` returns). The
 delegated passes get whole summaries rewritten by ``remove_pods`` itself (:class:`CounterfactualSummary`).
 """
 
