@@ -206,13 +206,21 @@ def first_pass_cases(draw: Any) -> tuple[dict[str, Any], SettingsRequest]:
             [
                 ("nodefs.available<10%",),
                 ("imagefs.available<10%", "nodefs.inodesFree<5%"),
+                ("nodefs.available<12%", "imagefs.available<10%", "imagefs.inodesFree<10%", "nodefs.inodesFree<8%"),
                 ("nodefs.available<10%", "imagefs.available<10%", "containerfs.available<20%"),
                 ("memory.available<100Mi", "containerfs.available<12%", "containerfs.inodesFree<8%"),
             ]
         )
     )
     soft = draw(
-        st.sampled_from([(), ("nodefs.available<12%",), ("imagefs.available<16%", "containerfs.available<10%")])
+        st.sampled_from(
+            [
+                (),
+                ("nodefs.available<12%",),
+                ("imagefs.available<16%",),
+                ("imagefs.available<16%", "containerfs.available<10%"),
+            ]
+        )
     )
     grace = tuple(f"{t.split('<')[0]}={draw(st.sampled_from(['0s', '10s', '25s']))}" for t in soft)
     configured = {t.split("<")[0] for t in (*hard, *soft)}
@@ -234,7 +242,7 @@ def first_pass_cases(draw: Any) -> tuple[dict[str, Any], SettingsRequest]:
 
 
 @settings(
-    max_examples=40,
+    max_examples=50,
     deadline=None,
     phases=(Phase.explicit, Phase.reuse, Phase.generate),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
