@@ -12,6 +12,7 @@ import yaml
 
 from kube.errors import InputError
 from replay.cli import main
+from replay.kubelet.config import FlagOverrides
 from replay.results import KernelKill
 from replay.tune import (
     DEFAULTS,
@@ -239,3 +240,49 @@ def test_pods_that_will_not_come_back_outrank_eviction_count_in_the_pick() -> No
 def test_oom_risk_makes_a_candidate_ineligible_and_none_eligible_is_no_pick() -> None:
     risky = Row(1, "#1", None, 0, 0, 0, 0, 0, closed_loop=False, oom_risk=1)
     assert not risky.eligible and recommend([risky, row(2, kills=2)]) is None
+
+
+# -- a --config document on a scenario recording ---------------------------------------------------------------
+
+
+def test_a_config_document_becomes_the_scenario_kubelet_flags_with_kubelet_defaults_for_the_rest() -> None:
+    from replay.scenario import document_flags, variant_flags
+    from replay.settings import Baseline, SettingsRequest
+
+    doc = Candidate("10%", "10%", "20%", "30s").document()
+    assert document_flags(doc) == [
+        "--eviction-hard=memory.available<10%,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%,"
+        "imagefs.inodesFree<5%",
+        "--eviction-soft=memory.available<20%",
+        "--eviction-soft-grace-period=memory.available=30s",
+        "--eviction-minimum-reclaim=",  # not in the file: none, as a kubelet started with it
+        "--kube-reserved=",
+        "--system-reserved=",
+        "--eviction-max-pod-grace-period=0",
+        "--eviction-pressure-transition-period=5m0s",
+        "--enforce-node-allocatable=pods",
+    ]
+    assert document_flags({**doc, "imageGCHighThresholdPercent": 85}) is None  # not modelled by scenarios
+    assert document_flags({"kind": "KubeletConfiguration"}) is None  # evictionHard's defaults depend on the version
+    assert document_flags({"kubeletconfig": doc}) is None  # a /configz response
+    # a flag given beside the file replaces that field of it
+    request = SettingsRequest(baseline=Baseline(doc, "k.yaml"), overrides=FlagOverrides(eviction_soft=("",)))
+    flags = variant_flags(request)
+    assert flags.count("--eviction-soft=") == 1 and "--eviction-soft=memory.available<20%" not in flags
+    assert flags[0].startswith("--eviction-hard=memory.available<10%")
+
+
+def test_tune_takes_a_scenario_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from recordings.scenarios import bundled_text
+
+    path = tmp_path / "mine.yaml"
+    path.write_bytes(bundled_text("qos-contest"))
+    argv = ["tune", str(path), "--memory-hard", "1Gi", "--memory-soft", "none", "--json", "--jobs", "1"]
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["mode"] == "closed loop (scenario)" and [c["label"] for c in doc["candidates"]] == [
+        "current settings",
+        "hard 1Gi, no soft",
+    ]
