@@ -85,13 +85,17 @@ def _percent(text: str, flag: str) -> float:
     return value
 
 
-def _bytes(text: str, flag: str, *, what: str = "a quantity such as 500Mi or a percentage such as 10%") -> int:
+def _bytes(
+    text: str, flag: str, *, what: str = "a quantity such as 500Mi or a percentage such as 10%", positive: bool = False
+) -> int:
     try:
         value = Quantity.parse(text).int_value()
     except InputError:
         raise InputError(f"expected {what}, got {text!r}", field=flag) from None
-    if value < 0:
-        raise InputError(f"expected {what} of at least 0, got {text!r}", field=flag)
+    if value < 0 or (positive and value == 0):
+        # a threshold must be positive (eviction helpers.go parseThresholdStatement); a reclaim or reservation of 0 is
+        # nothing
+        raise InputError(f"expected {what} {'above' if positive else 'of at least'} 0, got {text!r}", field=flag)
     return value
 
 
@@ -134,9 +138,11 @@ def _items(text: str, flag: str) -> list[str]:
     return items
 
 
-def parse_bounds(text: str, flag: str, *, none: bool = False, percent: bool = True) -> tuple[str | None, ...]:
+def parse_bounds(
+    text: str, flag: str, *, none: bool = False, percent: bool = True, positive: bool = False
+) -> tuple[str | None, ...]:
     """Threshold values (``100Mi,500Mi,5%,10%`` or ``5%..20%/4``), each checked as the kubelet reads it;
-    ``none`` allows the word ``none`` (no such threshold)."""
+    ``none`` allows the word ``none`` (no such threshold), ``positive`` refuses 0 (a threshold)."""
     out: list[str | None] = []
     for item in _items(text, flag):
         if none and item.lower() == "none":
@@ -147,7 +153,11 @@ def parse_bounds(text: str, flag: str, *, none: bool = False, percent: bool = Tr
             if item.endswith("%") and percent:
                 out.append(_fmt_percent(_percent(item, flag)))
             else:
-                out.append(_fmt_quantity(_bytes(item, flag)) if not item.endswith("%") else _bad_percent(item, flag))
+                out.append(
+                    _fmt_quantity(_bytes(item, flag, positive=positive))
+                    if not item.endswith("%")
+                    else _bad_percent(item, flag)
+                )
             continue
         low, high, n = span
         if low.endswith("%") != high.endswith("%"):
@@ -157,7 +167,7 @@ def parse_bounds(text: str, flag: str, *, none: bool = False, percent: bool = Tr
         elif low.endswith("%"):
             _bad_percent(low, flag)
         else:
-            a, b = _bytes(low, flag), _bytes(high, flag)
+            a, b = _bytes(low, flag, positive=positive), _bytes(high, flag, positive=positive)
             out += [_fmt_quantity(round(v / (1 << 20)) << 20) for v in _spread(a, b, n)]
     return tuple(dict.fromkeys(out))
 
@@ -234,12 +244,12 @@ def parse_space(given: Mapping[str, str | None]) -> tuple[SearchSpace, tuple[str
         value = given.get(key)
         return DEFAULTS[key] if value is None else value
 
-    hard = parse_bounds(text("memory_hard"), FLAGS["memory_hard"])
-    nodefs = parse_bounds(text("nodefs_hard"), FLAGS["nodefs_hard"])
+    hard = parse_bounds(text("memory_hard"), FLAGS["memory_hard"], positive=True)
+    nodefs = parse_bounds(text("nodefs_hard"), FLAGS["nodefs_hard"], positive=True)
     space = SearchSpace(
         memory_hard=tuple(v for v in hard if v is not None),
         nodefs_hard=tuple(v for v in nodefs if v is not None),
-        soft=parse_bounds(text("soft"), FLAGS["soft"], none=True),
+        soft=parse_bounds(text("soft"), FLAGS["soft"], none=True, positive=True),
         soft_grace=parse_durations(text("soft_grace"), FLAGS["soft_grace"]),
         min_reclaim=parse_bounds(text("min_reclaim"), FLAGS["min_reclaim"], none=True),
         max_pod_grace=parse_seconds(text("max_pod_grace"), FLAGS["max_pod_grace"]),
