@@ -140,3 +140,16 @@ def test_a_config_document_of_eviction_fields_regenerates_a_scenario_recording_l
     assert a.settings["closed_loop"] and b.settings["closed_loop"]
     assert [(e.pod, e.time, e.message) for e in a.evictions] == [(e.pod, e.time, e.message) for e in b.evictions]
     assert a.kernel_kills == b.kernel_kills == ()
+
+
+def test_reserved_memory_is_searched_on_a_scenario_and_moves_allocatable(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["tune", "jvm-spike", "--memory-hard", "100Mi", "--memory-soft", "none", "--system-reserved", "none,1Gi"]
+    assert main([*argv, "--json", "--jobs", "1"]) == 1  # neither prevents the kill: a finding
+    doc = json.loads(capsys.readouterr().out)
+    plain, reserved = doc["candidates"][1:]
+    assert reserved["label"] == "hard 100Mi, no soft, system-reserved 1Gi"
+    assert reserved["withheld_bytes"] - plain["withheld_bytes"] == 1 << 30
+    assert reserved["configuration"]["systemReserved"] == {"memory": "1Gi"}
+    # nothing reserved: the node runs out (SystemOOM); 1Gi reserved: the pods' cgroup does, the node keeps its 1Gi
+    assert "SystemOOM" in plain["first_kill"]["what"]
+    assert reserved["first_kill"]["what"] == f"OOMKilled {JVM} orders"
