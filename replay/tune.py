@@ -758,6 +758,19 @@ class Outcome:
 Advance = Callable[[int], None]
 
 
+def current_label(result: ReplayResult) -> str:
+    """``current settings: memory.available<100Mi (hard)``: the memory thresholds the nodes run with, or ``per
+    node``."""
+    seen = {
+        ", ".join(("" if t.hard else "soft ") + t.text for t in n.thresholds if t.signal == MEMORY and t.text)
+        for n in result.nodes
+    }
+    if len(seen) != 1:
+        return "current settings (per node)" if seen else "current settings"
+    (only,) = seen
+    return f"current settings: {only or 'no memory threshold'}"
+
+
 def current_request(common: SettingsRequest) -> SettingsRequest:
     return SettingsRequest(
         kubelet_version=common.kubelet_version,
@@ -847,7 +860,12 @@ def search(
             )
         withheld = [withheld_recorded(r, memory) for r in results]
         moments = race_moments(rec, names, results[0].kernel_kills)
-    labels = ["current settings", *(c.label for c in chosen)]
+    labels = [current_label(results[0]), *(c.label for c in chosen)]
+    notes.append(
+        "every candidate's evictionHard also lists "
+        + ", ".join(f"{k}<{v}" for k, v in OTHER_HARD.items())
+        + " (the kubelet's defaults; a config file's evictionHard replaces the whole map)"
+    )
     rows = tuple(
         evaluate(
             i,
@@ -908,6 +926,11 @@ def evidence(outcome: Outcome) -> list[str]:
         out.append("current settings: no kernel kill and no OOM risk")
     if pick is None:
         return out
+    if current.eligible and not any(dominates(r.objectives(), current.objectives()) for r in outcome.rows[1:]):
+        out.append(
+            "current settings: no kernel kill either, and no candidate beats them on every count (they would be "
+            "on the front): keeping them is as good an answer"
+        )
     e = pick.first_eviction
     if e is None:
         out.append(f"#{pick.index} ({pick.label}): no eviction and no kernel kill")

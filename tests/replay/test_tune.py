@@ -285,6 +285,6 @@ def test_tune_takes_a_scenario_file(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(argv) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["mode"] == "closed loop (scenario)" and [c["label"] for c in doc["candidates"]] == [
-        "current settings",
+        "current settings: memory.available<500Mi (hard)",
         "hard 1Gi, no soft",
     ]

@@ -50,7 +50,11 @@ def test_tune_recommends_settings_with_no_kernel_kill_and_shows_the_defaults_oom
     out, text = tuned
     doc = _doc(out)
     current = doc["candidates"][0]
-    assert current["label"] == "current settings" and current["kernel_kills"] == 1 and current["evictions"] == 0
+    assert (
+        current["label"] == "current settings: memory.available<100Mi (hard)"
+        and current["kernel_kills"] == 1
+        and current["evictions"] == 0
+    )
     assert current["first_kill"]["time"] == "2025-01-01T00:03:24Z" and "process java" in current["first_kill"]["what"]
     pick = doc["candidates"][doc["recommendation"]["index"]]
     assert pick["kernel_kills"] == 0 and pick["eligible"] and pick["on_front"] and pick["closed_loop"]
@@ -112,7 +116,7 @@ def test_the_same_workload_as_a_plain_recording_gets_the_counterfactual_with_hor
     doc = json.loads(capsys.readouterr().out)
     assert doc["mode"] == "counterfactual (recording)"
     by = {c["label"]: c for c in doc["candidates"]}
-    current = by["current settings"]
+    current = doc["candidates"][0]
     assert current["kernel_kills"] == 1 and current["oom_risk"] == 1 and current["as_recorded_until"] is None
     assert by["hard 100Mi, no soft"]["kernel_kills"] == 1  # the recorded kill, before anything parts the worlds
     advice = by["hard 10%, soft 20%/30s"]

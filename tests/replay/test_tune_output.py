@@ -23,7 +23,7 @@ def test_tune_on_a_bundled_scenario_writes_every_candidate_as_the_tui_opens_it(
     text = capsys.readouterr().out
     doc = json.loads((out / "tune.json").read_text())
     labels = [c["label"] for c in doc["candidates"]]
-    assert labels == ["current settings", "hard 100Mi, no soft", "hard 1Gi, no soft"]
+    assert labels == ["current settings: memory.available<500Mi (hard)", "hard 100Mi, no soft", "hard 1Gi, no soft"]
     low, high = doc["candidates"][1], doc["candidates"][2]
     assert low["kernel_kills"] >= 1 and not low["eligible"]  # 100Mi: the kernel gets there first
     assert high["kernel_kills"] == 0 and doc["recommendation"]["index"] == 2 and doc["front"] == [2]
@@ -39,7 +39,7 @@ def test_tune_on_a_bundled_scenario_writes_every_candidate_as_the_tui_opens_it(
         assert (path.stat().st_mode & 0o777) == (0o700 if path.is_dir() else 0o600), path
     for i, label in enumerate(labels):
         view = open_results_dir(out / f"variant-{i}")
-        assert view.label == label
+        assert view.label == (label if i else "current settings")  # the request's label; the row adds the thresholds
     assert "evictlens replay --sample qos-contest --config FILE" in text
     assert f"evictlens tui {out}/variant-2" in text
     # an earlier tune output is replaced whole
