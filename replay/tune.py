@@ -37,7 +37,7 @@ from replay.settings import SettingsRequest
 
 if TYPE_CHECKING:
     from recordings.reader import Recording
-    from replay.results import Eviction, KernelKill, NodeResult, ReplayResult
+    from replay.results import Eviction, KernelKill, NodeResult, ReadyTransition, ReplayResult
 
 MAX_CANDIDATES = 50
 NODEFS = "nodefs.available"
@@ -46,8 +46,9 @@ OTHER_HARD: Mapping[str, str] = {"nodefs.inodesFree": "5%", "imagefs.available":
 candidate so that its evictionHard is complete (a config file's partial evictionHard drops the defaults)."""
 PRESSURE = ("MemoryPressure", "DiskPressure", "PIDPressure")
 RULE = (
-    "among the eligible candidates on the Pareto front: fewest pods that will not come back, then fewest "
-    "evictions, then least memory withheld from pods, then least node time under pressure, then the first listed"
+    "among the eligible candidates (0 kernel kills, 0 OOM risk, no node NotReady in a closed loop) on the Pareto "
+    "front: fewest pods that will not come back, then fewest evictions, then least memory withheld from pods, then "
+    "least node time under pressure, then the first listed"
 )
 DEFAULTS: Mapping[str, str] = {
     "memory_hard": "100Mi,500Mi,1Gi,5%,10%",
@@ -422,10 +423,16 @@ class Row:
     first_kill: KillRef | None = None
     first_risk: RiskRef | None = None
     first_eviction: Eviction | None = None
+    not_ready: int = 0
+    first_not_ready: str | None = None
+    """``worker-1 Unknown at 2025-…Z (NodeStatusUnknown)``."""
+    """Times a node's ``Ready`` turned ``Unknown``/``False`` (a kubelet starved of memory stops posting status):
+    modelled in a closed loop, where it disqualifies; on a recording the real ones before the horizon, shown but
+    not disqualifying (a recorded NotReady may have causes no eviction setting touches)."""
 
     @property
     def eligible(self) -> bool:
-        return self.kernel_kills == 0 and not self.oom_risk
+        return self.kernel_kills == 0 and not self.oom_risk and not (self.closed_loop and self.not_ready)
 
     def objectives(self) -> tuple[int, int, float, int]:
         """What the front minimises."""
@@ -623,6 +630,11 @@ def evaluate(
                 not_judged += 1
                 continue
             risk.append(RiskRef(m.node, m.from_time, m.to_time, m.from_available, m.to_available, hard, m.kills))
+    not_ready = [
+        t
+        for t in result.ready_transitions
+        if t.status != "True" and (closed or _before(horizons.get(t.node, (None, ""))[0], t.time))
+    ]
     first = min(kills, key=lambda k: k.time, default=None)
     told = (
         None
@@ -653,7 +665,13 @@ def evaluate(
         first_kill=None if first is None or told is None else KillRef(first.node, first.time, told),
         first_risk=min(risk, key=lambda r: r.from_time, default=None),
         first_eviction=evictions[0] if evictions else None,
+        not_ready=len(not_ready),
+        first_not_ready=_not_ready_text(min(not_ready, key=lambda t: t.time)) if not_ready else None,
     )
+
+
+def _not_ready_text(t: ReadyTransition) -> str:
+    return f"{t.node} Ready {t.status} at {_time(t.time)}" + (f" ({t.reason})" if t.reason else "")
 
 
 # -- memory withheld from pods --------------------------------------------------------------------------------
@@ -922,7 +940,9 @@ def evidence(outcome: Outcome) -> list[str]:
             f"current settings: OOM risk at {_time(r.from_time)} on {r.node}: memory.available "
             f"{fmt_bytes(r.from_available)}, above its hard threshold {fmt_bytes(r.hard_value)}; then {fell}"
         )
-    if current.first_kill is None and current.first_risk is None:
+    if current.first_not_ready is not None:
+        out.append(f"current settings: the node stops posting status, {current.first_not_ready}")
+    if current.first_kill is None and current.first_risk is None and current.first_not_ready is None:
         out.append("current settings: no kernel kill and no OOM risk")
     if pick is None:
         return out
@@ -954,6 +974,7 @@ def to_document(outcome: Outcome, snippet: str | None) -> dict[str, Any]:
             "configuration": None if r.candidate is None else r.candidate.document(),
             "kernel_kills": r.kernel_kills,
             "oom_risk": r.oom_risk,
+            "node_not_ready": r.not_ready,
             "not_judged_after_horizon": r.not_judged,
             "evictions": r.evictions,
             "not_coming_back": r.not_coming_back,

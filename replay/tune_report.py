@@ -80,6 +80,8 @@ def _row_cells(outcome: Outcome, r: Row, picked: bool) -> list[str]:
     cells = [("→ " if picked else "") + str(r.index), r.label, kills]
     if not outcome.closed_loop:
         cells.append(f"[red]{r.oom_risk}[/red]" if r.oom_risk else "0")
+    if any(row.not_ready for row in outcome.rows):
+        cells.append(f"[red]{r.not_ready}[/red]" if r.not_ready else "0")
     cells += [
         str(r.evictions),
         f"[yellow]{r.not_coming_back}[/yellow]" if r.not_coming_back else "0",
@@ -110,6 +112,8 @@ def print_outcome(
     columns = ["#", "settings", "kernel kills"]
     if not outcome.closed_loop:
         columns.append("OOM risk")
+    if any(r.not_ready for r in outcome.rows):
+        columns.append("node NotReady")
     columns += ["evictions", "won't come back", "under pressure", "withheld"]
     if not outcome.closed_loop:
         columns.append("as recorded until")
@@ -123,7 +127,7 @@ def print_outcome(
     eligible = sum(1 for r in outcome.rows[1:] if r.eligible)
     out.print(
         f"{len(outcome.rows) - 1} candidates ({outcome.sampling}); {eligible} with 0 kernel kills"
-        + ("" if outcome.closed_loop else " and 0 OOM risk")
+        + (" and no node NotReady" if outcome.closed_loop else " and 0 OOM risk")
         + f"; {len(outcome.front)} on the Pareto front of evictions, pods that won't come back, node time under "
         "pressure and memory withheld from pods (capacity − allocatable, summed over nodes)",
         markup=False,
@@ -141,11 +145,11 @@ def print_outcome(
     for line in evidence(outcome):
         out.print(line, markup=False, soft_wrap=True)
     if pick is None:
-        worst = min(outcome.rows[1:], key=lambda r: (r.kernel_kills, r.oom_risk or 0, r.index))
+        worst = min(outcome.rows[1:], key=lambda r: (r.kernel_kills, r.oom_risk or 0, r.not_ready, r.index))
         out.print(
-            f"no candidate has 0 kernel kills{'' if outcome.closed_loop else ' and 0 OOM risk'}: the least is "
-            f"#{worst.index} ({worst.label}) with {worst.kernel_kills} kill(s)"
-            + ("" if outcome.closed_loop else f" and {worst.oom_risk} OOM risk")
+            f"no candidate has 0 kernel kills{' and no node NotReady' if outcome.closed_loop else ' and 0 OOM risk'}: "
+            f"the least is #{worst.index} ({worst.label}) with {worst.kernel_kills} kill(s)"
+            + (f", {worst.not_ready} NotReady" if outcome.closed_loop else f" and {worst.oom_risk} OOM risk")
             + "; widen the search (a higher --memory-hard, a --memory-soft), reserve memory for the system, or "
             "set memory limits on the pods that grow",
             markup=False,

@@ -288,3 +288,10 @@ def test_tune_takes_a_scenario_file(tmp_path: Path, capsys: pytest.CaptureFixtur
         "current settings: memory.available<500Mi (hard)",
         "hard 1Gi, no soft",
     ]
+
+
+def test_a_node_not_ready_disqualifies_in_a_closed_loop_only() -> None:
+    modelled = Row(1, "#1", None, 0, 1, 0, 0, 0, closed_loop=True, not_ready=1)
+    recorded = Row(2, "#2", None, 0, 1, 0, 0, 0, closed_loop=False, oom_risk=0, not_ready=1)
+    assert not modelled.eligible  # the scenario's kubelet starved: caused by the settings
+    assert recorded.eligible  # a recorded NotReady may have causes no eviction setting touches: shown only

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from recordings.scenarios import bundled_names
 from replay.cli import main
 
 QOS = ["tune", "qos-contest", "--memory-hard", "100Mi,1Gi", "--memory-soft", "none", "--jobs", "1"]
@@ -99,3 +100,16 @@ def test_tune_help_lists_the_search_flags_and_exit_statuses(capsys: pytest.Captu
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "tune" in capsys.readouterr().out
+
+
+@pytest.mark.skipif("no-system-reserved" not in bundled_names(), reason="the bundled no-system-reserved scenario")
+def test_the_starved_kubelets_not_ready_is_a_column_and_the_pick_has_none(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["tune", "no-system-reserved", "--memory-hard", "100Mi,500Mi", "--memory-soft", "none", "--jobs", "1"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "node NotReady" in text and "the node stops posting status, worker-1 Ready Unknown at" in text
+    assert main([*argv, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    current, low, high = doc["candidates"]
+    assert current["node_not_ready"] == 1 and low["node_not_ready"] == 1 and not low["eligible"]
+    assert high["node_not_ready"] == 0 and high["kernel_kills"] == 0 and doc["recommendation"]["index"] == 2
