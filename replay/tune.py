@@ -426,6 +426,8 @@ class Row:
     not_ready: int = 0
     first_not_ready: str | None = None
     """``worker-1 Unknown at 2025-…Z (NodeStatusUnknown)``."""
+    kills: tuple[KillRef, ...] = ()
+    """The kills counted, one each (:func:`distinct_kills`)."""
     """Times a node's ``Ready`` turned ``Unknown``/``False`` (a kubelet starved of memory stops posting status):
     modelled in a closed loop, where it disqualifies; on a recording the real ones before the horizon, shown but
     not disqualifying (a recorded NotReady may have causes no eviction setting touches)."""
@@ -441,6 +443,17 @@ class Row:
     def rank_key(self) -> tuple[int, int, int, float, int]:
         """:data:`RULE`."""
         return (self.not_coming_back, self.evictions, self.withheld_bytes, self.pressure_s, self.index)
+
+
+def unavoidable(rows: Sequence[Row]) -> list[KillRef]:
+    """The kills every row has (same node, victim and time): no setting searched changes them, e.g. a container
+    killed at its own memory limit, which only that container's limit (or evicting its pod first) prevents."""
+    if not rows:
+        return []
+    common = set(rows[0].kills)
+    for r in rows[1:]:
+        common &= set(r.kills)
+    return sorted(common, key=lambda k: (k.time, k.node or "", k.what))
 
 
 def dominates(a: Sequence[float], b: Sequence[float]) -> bool:
@@ -667,6 +680,7 @@ def evaluate(
         first_eviction=evictions[0] if evictions else None,
         not_ready=len(not_ready),
         first_not_ready=_not_ready_text(min(not_ready, key=lambda t: t.time)) if not_ready else None,
+        kills=tuple(KillRef(k.node, k.time, f"{k.kind} {_victim(k)}") for k in kills),
     )
 
 

@@ -108,7 +108,8 @@ def print_outcome(
     if console is None and not out.is_terminal:
         out = Console(highlight=False, width=160)
     mode = "closed loop, exact" if outcome.closed_loop else "counterfactual, as recorded until each horizon"
-    table = Table(title=f"tune: {outcome.recording} ({mode}) — Pareto front", title_justify="left")
+    title = "Pareto front" if outcome.front else "no candidate is eligible: the closest"
+    table = Table(title=f"tune: {outcome.recording} ({mode}) — {title}", title_justify="left")
     columns = ["#", "settings", "kernel kills"]
     if not outcome.closed_loop:
         columns.append("OOM risk")
@@ -121,7 +122,13 @@ def print_outcome(
         table.add_column(col, overflow="fold", justify="left" if col in ("settings", "as recorded until") else "right")
     pick = outcome.recommended
     table.add_row(*_row_cells(outcome, outcome.rows[0], False), end_section=True)
-    for r in outcome.front:
+    shown = (
+        outcome.front
+        or tuple(  # no front: the closest candidates instead
+            sorted(outcome.rows[1:], key=lambda r: (r.kernel_kills, r.oom_risk or 0, r.not_ready, r.rank_key()))[:3]
+        )
+    )
+    for r in shown:
         table.add_row(*_row_cells(outcome, r, r is pick))
     out.print(table)
     eligible = sum(1 for r in outcome.rows[1:] if r.eligible)
@@ -145,6 +152,19 @@ def print_outcome(
     for line in evidence(outcome):
         out.print(line, markup=False, soft_wrap=True)
     if pick is None:
+        from replay.tune import unavoidable
+
+        same = unavoidable(outcome.rows)
+        if same:
+            first = same[0]
+            out.print(
+                f"{len(same)} kill(s) happen at the same moment under every candidate and the current settings (the "
+                f"first: {first.what} on {first.node} at {first.time.strftime('%Y-%m-%dT%H:%M:%SZ')}): no setting "
+                "searched prevents them; a container killed at its own memory limit needs a higher limit (or its "
+                "pod evicted first)",
+                markup=False,
+                soft_wrap=True,
+            )
         worst = min(outcome.rows[1:], key=lambda r: (r.kernel_kills, r.oom_risk or 0, r.not_ready, r.index))
         out.print(
             f"no candidate has 0 kernel kills{' and no node NotReady' if outcome.closed_loop else ' and 0 OOM risk'}: "
@@ -162,9 +182,9 @@ def print_outcome(
         out.print(f"# KubeletConfiguration; replay it: {how}", markup=False)
         out.print(text.rstrip("\n"), markup=False, soft_wrap=True)
     if output:
-        shown = pick.index if pick else 0
+        opened = pick.index if pick else 0
         out.print(
-            f"results in {output}: variant-N/ per candidate (evictlens tui {output}/variant-{shown}), {TUNE_JSON}"
+            f"results in {output}: variant-N/ per candidate (evictlens tui {output}/variant-{opened}), {TUNE_JSON}"
             + (f", {SNIPPET}" if pick else ""),
             markup=False,
             soft_wrap=True,

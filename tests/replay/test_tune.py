@@ -295,3 +295,15 @@ def test_a_node_not_ready_disqualifies_in_a_closed_loop_only() -> None:
     recorded = Row(2, "#2", None, 0, 1, 0, 0, 0, closed_loop=False, oom_risk=0, not_ready=1)
     assert not modelled.eligible  # the scenario's kubelet starved: caused by the settings
     assert recorded.eligible  # a recorded NotReady may have causes no eviction setting touches: shown only
+
+
+def test_kills_every_row_shares_are_the_unavoidable_ones() -> None:
+    from dataclasses import replace
+
+    from replay.tune import KillRef, unavoidable
+
+    limit = KillRef("n1", T0, "OOMKilled ns/p c")
+    race = KillRef("n1", T0 + timedelta(seconds=200), "SystemOOM process java")
+    rows = [replace(row(0, kills=2), kills=(limit, race)), replace(row(1, kills=1), kills=(limit,))]
+    assert unavoidable(rows) == [limit]
+    assert unavoidable([*rows, row(2)]) == []

@@ -113,3 +113,15 @@ def test_the_starved_kubelets_not_ready_is_a_column_and_the_pick_has_none(capsys
     current, low, high = doc["candidates"]
     assert current["node_not_ready"] == 1 and low["node_not_ready"] == 1 and not low["eligible"]
     assert high["node_not_ready"] == 0 and high["kernel_kills"] == 0 and doc["recommendation"]["index"] == 2
+
+
+@pytest.mark.skipif("container-limit" not in bundled_names(), reason="the bundled container-limit scenario")
+def test_kills_no_setting_changes_are_named_and_the_closest_candidates_shown(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["tune", "container-limit", "--memory-hard", "100Mi,1Gi", "--memory-soft", "none", "--jobs", "1"]
+    assert main(argv) == 1  # a container at its own limit: no eviction setting prevents it
+    text = capsys.readouterr().out
+    assert "no candidate is eligible: the closest" in text and "hard 1Gi, no soft" in text
+    assert "happen at the same moment under every candidate and the current settings" in text
+    assert "needs a higher limit" in text
