@@ -47,19 +47,28 @@ def recommended_snippet(outcome: Outcome) -> str | None:
 
 
 def write_output(outcome: Outcome, out: Path) -> None:
-    """``out/variant-N/`` per row (0: the current settings; ``evictlens tui out/variant-N`` opens one), ``tune.json``
-    and, with a recommendation, ``recommended.yaml``; renamed into place whole, files 0600. Only an earlier tune
-    output (or an empty directory) is replaced."""
+    """``out/variant-N/`` per row (0: the current settings; ``evictlens tui out/variant-N`` opens one) with
+    ``compare.json``/``compare.parquet``, the layout ``whatif -o`` writes, plus ``tune.json`` and, with a
+    recommendation, ``recommended.yaml``; renamed into place whole, files 0600. Only an earlier tune output (or an
+    empty directory) is replaced."""
     import orjson
 
-    from replay.outdir import replacing_dir, write_private
+    from replay.compare import compare
+    from replay.compare import to_document as compare_document
+    from replay.outdir import replacing_dir, write_parquet_private, write_private
     from replay.results_io import write
     from replay.tune import to_document
+    from replay.whatif_report import COMPARE_JSON, COMPARE_PARQUET
 
     text = recommended_snippet(outcome)
     with replacing_dir(Path(out), marker=TUNE_JSON, what="a tune output directory") as tmp:
         for i, result in enumerate(outcome.results):
             write(result, tmp / f"variant-{i}")
+        comparison = compare(list(outcome.results))  # as whatif -o writes it: variant 0 the current settings
+        write_private(
+            tmp / COMPARE_JSON, orjson.dumps(compare_document(comparison), option=orjson.OPT_INDENT_2) + b"\n"
+        )
+        write_parquet_private(comparison.frame, tmp / COMPARE_PARQUET)
         if text is not None:
             write_private(tmp / SNIPPET, text.encode())
         doc = to_document(outcome, text)

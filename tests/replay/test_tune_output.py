@@ -30,6 +30,8 @@ def test_tune_on_a_bundled_scenario_writes_every_candidate_as_the_tui_opens_it(
     assert high["kernel_kills"] == 0 and doc["recommendation"]["index"] == 2 and doc["front"] == [2]
     assert high["withheld_bytes"] - low["withheld_bytes"] == (1 << 30) - (100 << 20)  # the hard threshold moved
     assert sorted(p.name for p in out.iterdir()) == [
+        "compare.json",
+        "compare.parquet",
         "recommended.yaml",
         "tune.json",
         "variant-0",
@@ -38,6 +40,7 @@ def test_tune_on_a_bundled_scenario_writes_every_candidate_as_the_tui_opens_it(
     ]
     for path in out.rglob("*"):
         assert (path.stat().st_mode & 0o777) == (0o700 if path.is_dir() else 0o600), path
+    assert json.loads((out / "compare.json").read_text())["format"] == "evictlens-whatif"
     for i, label in enumerate(labels):
         view = open_results_dir(out / f"variant-{i}")
         assert view.label == (label if i else "current settings")  # the request's label; the row adds the thresholds
