@@ -181,8 +181,8 @@ def add_tune_parser(sub: Any) -> None:
         "-o",
         "--output",
         metavar="DIR",
-        help="write DIR/variant-N/ (every candidate's results, as whatif -o; 0 is the current settings), "
-        "DIR/tune.json and DIR/recommended.yaml; costs the per-tick frames",
+        help="write DIR/variant-N/ (every candidate's results; 0 is the current settings) and compare.json/"
+        "compare.parquet as whatif -o does, plus DIR/tune.json and DIR/recommended.yaml; costs the per-tick frames",
     )
     out.add_argument("--json", action="store_true", help="print tune.json to stdout instead of tables")
     add_speed_arguments(p)
