@@ -11,8 +11,9 @@ counterfactual answer, which holds per node until its horizon (replay/COUNTERFAC
 Per candidate: kernel OOM kills it did not prevent, on recordings also the moments memory fell from above
 its hard threshold to exhaustion between two passes ("OOM risk"), evictions, pods that will not come back,
 node-seconds under a pressure condition and the memory withheld from pods (capacity − allocatable:
-reservations plus the hard threshold). Only candidates with no kill and no risk are eligible; among them the
-Pareto front of (evictions, pods not coming back, pressure, withheld) and one pick by :data:`RULE`.
+reservations plus the hard threshold), and a node going NotReady (a starved kubelet). Only candidates with no
+kill, no risk and (in a closed loop, where it is modelled) no NotReady node are eligible; among them the Pareto
+front of (evictions, pods not coming back, pressure, withheld) and one pick by :data:`RULE`.
 Plain data only; :mod:`replay.tune_report` renders, :mod:`replay.cli.tune` parses arguments.
 """
 
@@ -29,6 +30,7 @@ import polars as pl
 
 from kube.duration import format_duration, parse_duration
 from kube.errors import InputError
+from kube.oom import EXHAUSTED_FLOOR, EXHAUSTED_FRACTION
 from kube.quantity import Quantity
 from recordings.kernel import OOM_KILLED, SYSTEM_OOM
 from replay.kernel import SIGNAL as MEMORY
@@ -536,11 +538,16 @@ class Moment:
     kills: int
 
 
+def _exhausted(capacity: pl.Expr) -> pl.Expr:
+    """kube.oom.exhausted_below as a column expression."""
+    return pl.max_horizontal(pl.lit(EXHAUSTED_FLOOR), (capacity * EXHAUSTED_FRACTION).cast(pl.Int64))
+
+
 def race_moments(rec: Recording, names: Sequence[str], kills: Sequence[KernelKill]) -> list[Moment]:
     """Every pair of consecutive recorded passes where ``memory.available`` (the Summary's node memory, as the
     kubelet reads it) was above exhaustion and then at most exhaustion, or a ``SystemOOM`` came in between: the
     part of :func:`replay.kernel.too_fast` that does not depend on the threshold, read once for all candidates
-    straight from the recording (``exhausted_below``: max(64Mi, 1% of capacity))."""
+    straight from the recording (kube.oom.exhausted_below: max(64Mi, 1% of capacity))."""
     df = (
         rec.scan_node_stats()
         .filter(pl.col("node").is_in(list(names)) & pl.col("memory_available_bytes").is_not_null())
@@ -561,8 +568,8 @@ def race_moments(rec: Recording, names: Sequence[str], kills: Sequence[KernelKil
         )
         .filter(pl.col("prev_time").is_not_null())
         .with_columns(
-            pl.max_horizontal(pl.lit(64 << 20), (pl.col("capacity") * 0.01).cast(pl.Int64)).alias("floor"),
-            pl.max_horizontal(pl.lit(64 << 20), (pl.col("prev_capacity") * 0.01).cast(pl.Int64)).alias("prev_floor"),
+            _exhausted(pl.col("capacity")).alias("floor"),
+            _exhausted(pl.col("prev_capacity")).alias("prev_floor"),
         )
         .filter(pl.col("prev_available") > pl.col("prev_floor"))
     )
