@@ -174,22 +174,22 @@ def synthesize(nodes: int = 100, ticks: int = 8640, evictions_per_node: int = 3)
 
 
 async def time_to_overview(out: Path) -> float:
+    from pilot_wait import overview_ready, timeline_ready, until
+
     from tui.app import make_app
     from tui.screens.overview import OverviewScreen
 
     start = time.perf_counter()
     app = make_app(out)
     async with app.run_test(size=(160, 50)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await until(pilot, lambda: overview_ready(app), "the overview", 1800)
         assert isinstance(app.screen, OverviewScreen)
         shown = time.perf_counter() - start
         rows = app.screen.query_one("#nodes").row_count  # type: ignore[attr-defined]
         assert rows == len(app.view.nodes)
         t0 = time.perf_counter()
         await pilot.press("enter")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await until(pilot, lambda: timeline_ready(app), "the timeline", 1800)
         print(f"open one node's timeline: {time.perf_counter() - t0:.2f} s")
     return shown
 

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from pilot_wait import until
+from pilot_wait import showing, until
 from textual.widgets import Static
 
 from tui.app import make_app
@@ -18,14 +18,10 @@ pytestmark = pytest.mark.anyio
 async def _problem(target: Path, cache: Path) -> tuple[str, int | None]:
     app = make_app(target, cache=cache)
     async with app.run_test(size=(120, 30)) as pilot:
-        await until(
-            pilot,
-            lambda: isinstance(app.screen, ErrorScreen) and app.screen.query("#error-problem"),
-            "the error screen",
-        )
+        await until(pilot, lambda: showing(app, ErrorScreen), "the error screen")
         problem = str(app.screen.query_one("#error-problem", Static).content)
         await pilot.press("q")
-        await pilot.pause()
+        await until(pilot, lambda: app.return_code is not None, "the app to quit")
     return problem, app.return_code
 
 

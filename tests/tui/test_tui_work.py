@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pilot_wait import until
+from pilot_wait import eviction_ready, focused_id, overview_ready, press_when, showing, until
 from recbuild import CONFIGZ, T0, Observation, Plan, Tick, node_object, pods, summary_at, write
 from textual.widgets import Checkbox, Input, Static
 
@@ -22,7 +22,6 @@ from replay.settings import SettingsRequest
 from tui.app import EvictlensApp, make_app
 from tui.screens.error import ErrorScreen
 from tui.screens.eviction import EvictionScreen
-from tui.screens.overview import OverviewScreen
 from tui.screens.whatif import WhatIfScreen
 from tui.widgets.record_table import RecordTable
 
@@ -36,12 +35,22 @@ def _notes(app: EvictlensApp) -> list[tuple[str, str]]:
 
 
 async def _overview(app: EvictlensApp, pilot: Any) -> None:
-    """The overview mounted, its node table focused (keys before that go to whatever had focus)."""
-    await until(
-        pilot,
-        lambda: isinstance(app.screen, OverviewScreen) and getattr(app.screen.focused, "id", None) == "nodes",
-        "the overview",
-    )
+    """The overview mounted with its rows, its node table focused (keys before that go to whatever had focus)."""
+    await until(pilot, lambda: overview_ready(app), "the overview")
+
+
+async def _whatif(app: EvictlensApp, pilot: Any) -> WhatIfScreen:
+    """``w`` on the overview, then the form once it shows with its version list focused."""
+    await press_when(pilot, lambda: overview_ready(app), "the overview", "w")
+    await until(pilot, lambda: showing(app, WhatIfScreen) and focused_id(app) == "version", "the what-if form")
+    assert isinstance(app.screen, WhatIfScreen)
+    return app.screen
+
+
+async def _open_eviction(app: EvictlensApp, pilot: Any) -> None:
+    """The evictions table's first row opened from the overview (enter once the table has the focus)."""
+    await press_when(pilot, lambda: overview_ready(app), "the overview", "tab")
+    await press_when(pilot, lambda: focused_id(app) == "evictions", "the evictions table", "enter")
 
 
 async def test_the_whatif_form_runs_the_engine_with_the_counterfactual_choice(
@@ -57,10 +66,7 @@ async def test_the_whatif_form_runs_the_engine_with_the_counterfactual_choice(
     monkeypatch.setattr(replay.engine, "replay", spy)
     app = make_app(None, cache=sample_cache, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await _overview(app, pilot)
-        await pilot.press("w")
-        await until(pilot, lambda: isinstance(app.screen, WhatIfScreen), "the what-if form")
-        form = app.screen
+        form = await _whatif(app, pilot)
         assert form.query_one("#counterfactual", Checkbox).value is False  # open loop unless asked
         form.query_one("#counterfactual", Checkbox).value = True
         form.query_one("#hard", Input).value = "memory.available<2Gi"
@@ -81,10 +87,8 @@ async def test_a_failed_whatif_is_one_line_on_the_form_and_in_a_notification(
 ) -> None:
     app = make_app(None, cache=sample_cache, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await _overview(app, pilot)
-        await pilot.press("w")
-        await until(pilot, lambda: isinstance(app.screen, WhatIfScreen), "the what-if form")
-        app.screen.query_one("#hard", Input).value = "memory.available<lots"
+        form = await _whatif(app, pilot)
+        form.query_one("#hard", Input).value = "memory.available<lots"
         await pilot.press("ctrl+r")
         await until(pilot, lambda: any(t.startswith("what-if 1") for t, _m in _notes(app)), "the failure")
         ((title, problem),) = [(t, m) for t, m in _notes(app) if t.startswith("what-if 1")]
@@ -106,9 +110,8 @@ async def test_a_screens_worker_failure_reaches_the_apps_one_handler(
     monkeypatch.setattr(replay.podview, "containers_at", broken)
     app = make_app(None, cache=sample_cache, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await _overview(app, pilot)
-        await pilot.press("tab", "enter")
-        await until(pilot, lambda: isinstance(app.screen, EvictionScreen), "the eviction detail")
+        await _open_eviction(app, pilot)
+        await until(pilot, lambda: eviction_ready(app), "the eviction detail")
         await until(pilot, lambda: _notes(app), "a notification")
         assert _notes(app) == [("containers of the evicted pod", "internal error: RuntimeError: boom in the reader")]
         assert isinstance(app.screen, EvictionScreen)  # the detail stays; only its containers are missing
@@ -125,14 +128,11 @@ async def test_a_failure_before_any_result_is_the_error_screen(
     monkeypatch.setattr(ReplayJob, "run", broken)
     app = make_app(None, cache=sample_cache, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await until(
-            pilot,
-            lambda: isinstance(app.screen, ErrorScreen) and app.screen.query("#error-problem"),
-            "the error screen",
-        )
+        await until(pilot, lambda: showing(app, ErrorScreen), "the error screen")
         assert str(app.screen.query_one("#error-problem", Static).content) == "internal error: RuntimeError: no luck"
         assert app.failed == "internal error: RuntimeError: no luck"
         await pilot.press("q")
+        await until(pilot, lambda: app.return_code is not None, "the app to quit")
     assert app.return_code == 2
 
 
@@ -146,9 +146,7 @@ async def test_a_whatif_of_a_result_whose_recording_is_gone_says_so(
     (out / "result.json").write_text(json.dumps(doc))
     app = make_app(out, cache=sample_cache, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await _overview(app, pilot)
-        await pilot.press("w")
-        await until(pilot, lambda: isinstance(app.screen, WhatIfScreen), "the what-if form")
+        await _whatif(app, pilot)
         await pilot.press("ctrl+r")
         await until(pilot, lambda: _notes(app), "the failure")
         ((title, problem),) = _notes(app)
@@ -160,9 +158,8 @@ async def test_an_eviction_opened_from_a_results_directory_shows_its_containers(
 ) -> None:
     app = make_app(results_dir, cache=sample_cache, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await _overview(app, pilot)
-        await pilot.press("tab", "enter")
-        await until(pilot, lambda: isinstance(app.screen, EvictionScreen), "the eviction detail")
+        await _open_eviction(app, pilot)
+        await until(pilot, lambda: eviction_ready(app), "the eviction detail")
         table = app.screen.query_one("#containers", RecordTable)
         await until(pilot, lambda: table.records, "the containers")
         rows = {r.key: r for r in table.records}
