@@ -146,3 +146,30 @@ def _race(node: str, a: dict[str, object], b: dict[str, object], kill_times: lis
         seconds=(end - a["time"]).total_seconds(),
         fell_bytes=fell,
     )
+
+
+SAME_KILL_S = 5.0
+"""A ``SystemOOM`` Event and an ``OOMKilled`` container on its node this close in time are one kill: the
+kubelet's OOM watcher reads ``/dev/kmsg`` as the kernel writes it and the runtime stamps ``finishedAt`` when the
+process dies, so both land within a second or so of the kill; a kubelet pass apart (10 s) is another kill."""
+
+
+def distinct_kills(kills: Iterable[KernelKill], window_s: float = SAME_KILL_S) -> list[KernelKill]:
+    """One entry per process killed: every ``OOMKilled`` container counts; a ``SystemOOM`` Event's kills count only
+    beyond the ``OOMKilled`` containers on its node within ``window_s`` of it (the same kill, told twice: the
+    kubelet's OOM watcher names the process, the runtime the container). Each container pairs with one kill."""
+    kills = sorted(kills, key=lambda k: k.time)
+    containers = [k for k in kills if k.kind == OOM_KILLED]
+    paired: set[int] = set()
+    out = []
+    for k in kills:
+        if k.kind != SYSTEM_OOM:
+            out.append(k)
+            continue
+        left = max(1, k.count)
+        for i, c in enumerate(containers):
+            if left and i not in paired and c.node == k.node and abs((c.time - k.time).total_seconds()) <= window_s:
+                paired.add(i)
+                left -= 1
+        out += [k] * left
+    return out

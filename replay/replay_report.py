@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from recordings.console import make_console, print_table
+from replay.kernel import distinct_kills
 from replay.kubelet.duration import format_duration
 from replay.results import Eviction, KernelKill, NodeResult, ReplayResult, ThresholdSetting, TooFast
 from replay.textdiff import diff_segments
@@ -294,7 +295,8 @@ def ground_truth_summary(result: ReplayResult) -> str:
     refused = len(result.admission_rejections)
     if refused:
         text += f"; {refused} admission rejection{'' if refused == 1 else 's'} (not evictions, not scored)"
-    kills = sum(k.count for k in result.kernel_kills)
+    # a SystemOOM Event and the OOMKilled container it names are one kill, told twice
+    kills = len(distinct_kills(result.kernel_kills))
     if kills:
         text += f"; {kills} kernel OOM kill{'' if kills == 1 else 's'}"
     races = sum(len(n.too_fast) for n in result.nodes)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -32,7 +32,8 @@ from kube.duration import format_duration, parse_duration
 from kube.errors import InputError
 from kube.oom import EXHAUSTED_FLOOR, EXHAUSTED_FRACTION
 from kube.quantity import Quantity
-from recordings.kernel import OOM_KILLED, SYSTEM_OOM
+from recordings.kernel import SYSTEM_OOM
+from replay.kernel import SAME_KILL_S, distinct_kills
 from replay.kernel import SIGNAL as MEMORY
 from replay.kubelet.config import FlagOverrides
 from replay.settings import SettingsRequest
@@ -481,21 +482,6 @@ def _victim(k: KernelKill) -> str:
     return f"{k.namespace}/{k.pod} {k.container or ''}".strip()
 
 
-def distinct_kills(kills: Iterable[KernelKill], window_s: float) -> list[KernelKill]:
-    """One entry per process killed: every ``OOMKilled`` container counts, a ``SystemOOM`` only when no container
-    on its node was ``OOMKilled`` within ``window_s`` of it (otherwise they are the same kill, told twice)."""
-    kills = sorted(kills, key=lambda k: k.time)
-    containers = [k for k in kills if k.kind == OOM_KILLED]
-    out = []
-    for k in kills:
-        if k.kind == SYSTEM_OOM and any(
-            c.node == k.node and abs((c.time - k.time).total_seconds()) <= window_s for c in containers
-        ):
-            continue
-        out += [k] * max(1, k.count)
-    return out
-
-
 def pressure_seconds(result: ReplayResult) -> float:
     """Node-seconds with any pressure condition on (overlapping conditions of a node counted once); an
     interval still on at the end lasts to the node's last pass."""
@@ -885,7 +871,7 @@ def search(
             "reserved memory (--kube-reserved/--system-reserved) cannot be searched counterfactually: a recording's "
             "allocatable is what its nodes reported"
         )
-    window = float(results[0].interval_seconds or 10.0)
+    window = SAME_KILL_S
     if closed:
         withheld = [withheld_scenario(rec, r, names) for r in requests]
         moments: list[Moment] | None = None
