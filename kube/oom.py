@@ -5,8 +5,10 @@ Ports, on plain Pod manifests (both the scenario generator and the replay read t
 * ``container_oom_score_adjust``: pkg/kubelet/qos/policy.go ``GetContainerOOMScoreAdjust`` — node-critical
   pods and Guaranteed pods −997, BestEffort 1000, Burstable ``1000 − 1000·request/capacity`` (integer
   division as Go's int64) clamped to [3, 999]; from 1.33 a sidecar (an init container with
-  ``restartPolicy: Always``) gets at most the adjustment of the regular container with the smallest request
-  (PR #128029, behind ``SidecarContainers``, on by default since 1.29). The pod-level-resources form of the
+  ``restartPolicy: Always``) is scored by the smaller of its own request and the regular containers' smallest
+  (a missing request counting as 200Mi), plus 1 when its own request is not below that: at least the regular
+  containers' highest adjustment, so it goes first (PR #128029, KEP-753; behind ``SidecarContainers``, on by
+  default since 1.29). The pod-level-resources form of the
   formula (``PodLevelResources`` with ``spec.resources.requests`` set) is not ported: such pods use their
   container requests here.
 * ``oom_badness``: mm/oom_kill.c — ``points = rss pages (+ swap + page tables) + adj · (totalpages / 1000)``,
@@ -130,15 +132,34 @@ def container_oom_score_adjust(
     capacity = max(1, memory_capacity)
     adjust = 1000 - _go_div(1000 * container_memory_request(container), capacity)
     if minor >= SIDECAR_RULE_MINOR and _is_sidecar(pod, container):
+        # min(the sidecar's request, the regular containers' smallest), a missing request counted as the
+        # scheduler's DefaultMemoryRequest (resourcehelper.MinRegularContainerResourceList/MinResourceList with
+        # NonMissingContainerRequests); +1 when that minimum is at most the sidecar's own request: the sidecar
+        # is killed before the regular container with the smallest request
         regular = _mapping(pod.get("spec")).get("containers") or []
-        if regular:
-            smallest = min(container_memory_request(_mapping(c)) for c in regular)
-            adjust = min(adjust, 1000 - _go_div(1000 * smallest, capacity))
+        smallest = min([_request_or_default(_mapping(c)) for c in regular], default=None)
+        own = _request_or_default(container)
+        least = own if smallest is None else min(own, smallest)
+        adjust = 1000 - _go_div(1000 * least, capacity)
+        if least <= container_memory_request(container):
+            adjust += 1
     if adjust < 1000 + GUARANTEED_OOM_SCORE_ADJ:
         return 1000 + GUARANTEED_OOM_SCORE_ADJ
     if adjust == BESTEFFORT_OOM_SCORE_ADJ:
         return adjust - 1
     return adjust
+
+
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+"""pkg/scheduler/util: ``DefaultMemoryRequest``, what a container without a memory request counts as."""
+
+
+def _request_or_default(container: Mapping[str, Any]) -> int:
+    resources = _mapping(container.get("resources"))
+    request = _memory(resources, "requests")
+    if request is None:
+        request = _memory(resources, "limits")
+    return DEFAULT_MEMORY_REQUEST if request is None else request
 
 
 def _go_div(a: int, b: int) -> int:
