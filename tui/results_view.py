@@ -17,8 +17,9 @@ import polars as pl
 
 from recordings.reader import Recording, open_recording
 from replay import views
+from replay.kernel import distinct_kills
 from replay.kubelet.config import FlagOverrides
-from replay.results import Eviction, Match, NodeResult, ReplayResult
+from replay.results import Eviction, KernelKill, Match, NodeResult, ReplayResult, TooFast
 from replay.settings import SettingsRequest
 
 
@@ -92,6 +93,23 @@ class ResultsView:
             if m.predicted_id == eviction.id:
                 return m
         return None
+
+    def kills(self, node: str | None = None) -> list[KernelKill]:
+        """The kernel's kills, one per process killed (replay.kernel.distinct_kills: a ``SystemOOM`` Event and the
+        ``OOMKilled`` container it names are one kill told twice), on ``node`` or every node."""
+        return [k for k in distinct_kills(self.result.kernel_kills) if node is None or k.node == node]
+
+    def races(self, node: str | None = None) -> list[TooFast]:
+        """The moments memory ran out between two passes (each node's ``too_fast``), on ``node`` or every node."""
+        return [t for n in self.nodes if node is None or n.node == node for t in n.too_fast]
+
+    def not_ready(self) -> dict[str, str]:
+        """Node → the first Ready status other than True it went through (``Unknown``, ``False``)."""
+        out: dict[str, str] = {}
+        for r in sorted(self.result.ready_transitions, key=lambda r: r.time):
+            if r.status != "True":
+                out.setdefault(r.node, r.status or "?")
+        return out
 
     # -- aggregates (replay.views; cached here, per result) ---------------------------------
     def pressure_seconds(self) -> dict[tuple[str, str], float]:

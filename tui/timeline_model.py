@@ -61,6 +61,9 @@ class PlotData:
     y_range: tuple[float, float]
     """The y axis: 0 to the top of the window's values, or zoomed around the thresholds (``z``)."""
     zoomed: bool = False
+    races: list[tuple[int, int]] = field(default_factory=list)
+    """Too fast for the loop (the node's ``too_fast`` on this signal): (pass before, pass after) where memory
+    ran out between two passes, clipped to the window."""
 
 
 @dataclass(frozen=True)
@@ -163,6 +166,15 @@ class TimelineModel:
         out += [Marker(self.index_at(m.real.time), "real", m.real.pod or "?", m.predicted_id) for m in self.real]
         out += [Marker(self.index_at(k.time), "kernel", k.pod or k.victim or "?", None) for k in self.kills]
         return sorted(out, key=lambda m: (m.index, m.kind))
+
+    def races(self, signal: str) -> list[tuple[int, int]]:
+        """(pass before, pass after) of each moment ``signal`` ran out between two passes (``node.too_fast``)."""
+        idx = self._index()
+        return [
+            (idx[t.from_tick], idx[t.to_tick])
+            for t in self.node.too_fast
+            if t.signal == signal and t.from_tick in idx and t.to_tick in idx
+        ]
 
     def first_eviction(self) -> int | None:
         marks = self.markers()
@@ -296,11 +308,14 @@ class TimelineModel:
             labels,
             y_range,
             zoomed,
+            [(max(a, lo), min(b, hi)) for a, b in self.races(signal) if b >= lo and a <= hi],
         )
 
     def _y_range(self, ys: list[float | None], limits: list[float | None]) -> tuple[tuple[float, float], bool]:
         """0 to the top of what is drawn, or 0 to three times the highest threshold (a 67Mi reading against a
-        100Mi threshold is on the 0 line of a 0–8Gi axis, in the middle of a 0–300Mi one)."""
+        100Mi threshold is on the 0 line of a 0–8Gi axis, in the middle of a 0–300Mi one). Zoomed by itself only
+        when the signal comes that near: a 2.5Gi → 927Mi fall never below 300Mi would be a flat line at the
+        zoomed top (``z`` still zooms)."""
         values = [v for v in ys if v is not None]
         marks = [v for v in limits if v is not None and v > 0]
         top = max([*values, *marks], default=1.0) * 1.05 or 1.0
@@ -308,7 +323,7 @@ class TimelineModel:
         if not marks:
             return (bottom, top), False
         near = max(marks) * 3
-        zoom = self.zoom_y if self.zoom_y is not None else near * 3.3 < top
+        zoom = self.zoom_y if self.zoom_y is not None else near * 3.3 < top and any(v < near for v in values)
         if not zoom or near >= top:
             return (bottom, top), False
         return (bottom, near), True

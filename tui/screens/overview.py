@@ -12,8 +12,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
+from replay.kernel import SAME_KILL_S
 from replay.replay_report import fmt_bytes
-from replay.results import Eviction, RankedPod
+from replay.results import Eviction, KernelKill, RankedPod
 from replay.views import CONDITIONS, SHORT_SIGNAL
 from tui.fmt import fmt_clock, fmt_duration, fmt_ratio, fmt_signal_value
 from tui.messages import UseResult
@@ -65,13 +66,17 @@ def node_table(
     real: dict[str, int] = {}
     for m in view.result.matches:
         real[m.real.node or "?"] = real.get(m.real.node or "?", 0) + 1
-    columns = [Column("node", "node"), Column("kubelet", "kubelet")]
+    kills: dict[str, int] = {}
+    for k in view.kills():
+        kills[k.node or "?"] = kills.get(k.node or "?", 0) + 1
+    columns = [Column("node", "node", _node_fmt(view.not_ready())), Column("kubelet", "kubelet")]
     columns += [
         Column(f"pressure_{c}", c.removesuffix("Pressure") + " pressure", fmt_duration, right=True) for c in CONDITIONS
     ]
     columns += [
         Column("predicted", "predicted", right=True),
         Column("real", "real", right=True),
+        Column("kernel_kills", "kernel kills", _kills_fmt, right=True),
         Column("next", "next to go"),
         Column("next_margin", "kept by"),
     ]
@@ -85,12 +90,13 @@ def node_table(
     for n in view.nodes:
         values: list[Any] = [n.node, n.kubelet_version]
         values += [pressure.get((n.node, c)) for c in CONDITIONS]
-        values += [predicted.get(n.node, 0), real.get(n.node, 0), *upcoming.get(n.node, (None, None))]
+        values += [predicted.get(n.node, 0), real.get(n.node, 0), kills.get(n.node, 0)]
+        values += [*upcoming.get(n.node, (None, None))]
         values += [lowest.get((n.node, s)) for s in signals]
         values += [overcommit.get(n.node)]
         if parted:
             values += [n.horizon]
-        style = "bold" if predicted.get(n.node) or real.get(n.node) else ""
+        style = "bold" if predicted.get(n.node) or real.get(n.node) or kills.get(n.node) else ""
         records.append(Record(n.node, tuple(values), style))
     return columns, records
 
@@ -103,8 +109,26 @@ def _status(view: ResultsView, eviction_id: int) -> str:
     return "real, same message" if m.same_message else "real, message differs"
 
 
-def _hard(value: bool | None) -> str:
+def _hard(value: bool | str | None) -> str:
+    """An eviction's threshold kind (hard/soft); a kernel kill's own kind (``OOMKilled``, ``SystemOOM``)."""
+    if isinstance(value, str):
+        return value
     return "—" if value is None else ("hard" if value else "soft")
+
+
+def _node_fmt(not_ready: dict[str, str]) -> Callable[[Any], str | Text]:
+    """The node's name, marked ``⚠ NotReady`` when its Ready condition went False or Unknown (as kubectl says)."""
+
+    def fmt(value: Any) -> str | Text:
+        if value in not_ready:
+            return Text.assemble(str(value), (" ⚠ NotReady", "bold red"))
+        return str(value)
+
+    return fmt
+
+
+def _kills_fmt(value: Any) -> str | Text:
+    return Text(f"✖ {value}", style="bold red") if value else str(value)
 
 
 def _signal_fmt(signal: str) -> Callable[[Any], str]:
@@ -133,7 +157,53 @@ def eviction_table(view: ResultsView) -> tuple[list[Column], list[Record]]:
         for i, m in enumerate(view.result.matches)
         if m.predicted_id is None
     ]
-    return columns, records
+    records += kill_records(view)
+    when = {r.key: r.values[2] for r in records}
+    return columns, sorted(records, key=lambda r: (when[r.key] is None, when[r.key] or datetime.min))
+
+
+KILL_STATUS = "kernel OOM kill: not the kubelet"
+
+
+def kill_records(view: ResultsView) -> list[Record]:
+    """One row per process the kernel killed (``view.kills()``), keyed ``k<index in result.kernel_kills>.<n>``
+    (an aggregated ``SystemOOM`` Event stands for ``count`` kills): a container with the node-wide kill it was
+    (the ``SystemOOM`` Event naming its process) as its cause, a process the kubelet's Event alone names."""
+    index = {id(k): i for i, k in enumerate(view.result.kernel_kills)}
+    seen: dict[int, int] = {}
+    out = []
+    for k in view.kills():
+        i = index[id(k)]
+        seen[i] = seen.get(i, 0) + 1
+        if k.pod is not None:
+            who = f"{k.namespace}/{k.pod} {k.container or ''}".rstrip()
+        else:
+            who = f"process {k.victim or '(not named)'}" + (f" pid {k.pid}" if k.pid is not None else "")
+        out.append(
+            Record(f"k{i}.{seen[i]}", (who, k.node, k.time, kill_cause(view, k), k.kind, KILL_STATUS), "red", "✖")
+        )
+    return out
+
+
+def kill_cause(view: ResultsView, k: KernelKill) -> str:
+    """``node out of memory (java, pid 4001)`` when a ``SystemOOM`` on the node is this kill (within
+    ``SAME_KILL_S``), else what the container's status says (``exit 137``)."""
+    system = k if k.kind == "SystemOOM" else None
+    if system is None:
+        system = next(
+            (
+                s
+                for s in view.result.kernel_kills
+                if s.kind == "SystemOOM" and s.node == k.node and abs((s.time - k.time).total_seconds()) <= SAME_KILL_S
+            ),
+            None,
+        )
+    if system is not None:
+        named = ", ".join(
+            p for p in (system.victim, f"pid {system.pid}" if system.pid is not None else None) if p is not None
+        )
+        return "node out of memory" + (f" ({named})" if named else "")
+    return f"exit {k.exit_code}" if k.exit_code is not None else "container OOMKilled"
 
 
 class OverviewScreen(ResultsScreen):
@@ -154,7 +224,7 @@ class OverviewScreen(ResultsScreen):
         )
         yield Input(placeholder=":node NAME  ·  :pod NAME (any node)  ·  :eviction POD", id="command", classes="hidden")
         yield RecordTable(id="nodes")
-        yield Static("Evictions — enter opens one", classes="section")
+        yield Static("Evictions and kernel kills (✖) — enter opens one", classes="section")
         yield RecordTable(id="evictions")
         yield Footer()
 
@@ -167,10 +237,17 @@ class OverviewScreen(ResultsScreen):
         self.sub_title = view.label
         real = len(view.result.matches)
         same = sum(1 for m in view.result.matches if m.same_message)
+        kills, races = len(view.kills()), len(view.races())
         title = Text.assemble(
             (f"{view.label}", "bold"),
             f"  ·  {len(view.nodes)} nodes · {len(view.result.evictions)} predicted "
-            f"evictions · {real} real, {same} with the exact message",
+            f"evictions · {real} real, {same} with the exact message · ",
+            (f"{kills} kernel kill{'' if kills == 1 else 's'}", "bold red" if kills else ""),
+            (
+                (f" · memory ran out between passes {races} time{'' if races == 1 else 's'}", "bold red")
+                if races
+                else ""
+            ),
             (
                 ""
                 if len(self.el_app.results) == 1
@@ -324,10 +401,23 @@ class OverviewScreen(ResultsScreen):
     def _open_eviction_key(self, key: str) -> None:
         from tui.screens.eviction import EvictionScreen, RealEvictionScreen
 
-        if key.startswith("e"):
+        if key.startswith("k"):
+            self._open_kill(int(key[1:].partition(".")[0]))
+        elif key.startswith("e"):
             self.app.push_screen(EvictionScreen(int(key[1:])))
         else:  # r<index of the match>: a real eviction the replay did not predict
             self.app.push_screen(RealEvictionScreen(int(key[1:])))
+
+    def _open_kill(self, index: int) -> None:
+        """A kernel kill: its node's timeline on memory, the cursor on the pass at or after the kill (the first
+        pass that saw what it freed)."""
+        from tui.screens.timeline import TimelineScreen
+
+        kill = self.view.result.kernel_kills[index]
+        if kill.node is None:
+            self.notify("this kill names no node: no timeline to open", severity="warning")
+            return
+        self.app.push_screen(TimelineScreen(kill.node, "memory.available", kill.time, after=True))
 
     def cursor_moved(self, when: datetime | None) -> None:
         """Next to go follows the timeline's cursor (the rankings up to that moment)."""

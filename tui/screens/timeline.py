@@ -73,13 +73,17 @@ class TimelineScreen(ResultsScreen):
         Binding("enter", "open_eviction", "Eviction at cursor"),
     ]
 
-    def __init__(self, node: str, signal: str | None = None, at: datetime | None = None) -> None:
+    def __init__(
+        self, node: str, signal: str | None = None, at: datetime | None = None, *, after: bool = False
+    ) -> None:
         super().__init__()
         self.node = node
         self.signal = signal
         """The signal to open on (else the one the node's first eviction was for)."""
         self.at = at
         """The moment to open on (the node's pass at or before it; else its first eviction)."""
+        self.after = after
+        """Open on the pass at or after ``at`` instead (a kernel kill: the first pass that saw what it freed)."""
         self.model: TimelineModel | None = None
 
     def export_object(self) -> str:
@@ -127,7 +131,7 @@ class TimelineScreen(ResultsScreen):
             if self.signal in model.signals:
                 model.signal = self.signal
             if self.at is not None and model.times:
-                model.goto(pass_index(model, self.at))
+                model.goto(model.index_at(self.at) if self.after else pass_index(model, self.at))
         self.model = model
         self.redraw()
 

@@ -33,6 +33,9 @@ class Record:
     key: str
     values: tuple[Any, ...]
     style: str = ""
+    mark: str = ""
+    """Drawn before the first cell (``✖`` on a kernel kill): a sign, not a value (never sorted, filtered or
+    exported)."""
 
 
 SORT_MARKS = {False: " ▲", True: " ▼"}
@@ -95,6 +98,8 @@ class RecordTable(DataTable[str | Text]):
             for column, value in zip(self.columns_spec, record.values, strict=True):
                 cell = column.fmt(value)
                 text = cell if isinstance(cell, Text) else Text(cell)
+                if record.mark and not cells:
+                    text = Text.assemble(f"{record.mark} ", text)
                 if record.style:
                     text.stylize(record.style)
                 if column.right:
@@ -162,9 +167,11 @@ class RecordTable(DataTable[str | Text]):
         return [c.key for c in self.columns_spec], [r.values for r in self.visible_records()]
 
 
-def _sort_key(value: Any) -> Any:
+def _sort_key(value: Any) -> tuple[int, Any]:
+    """Numbers before text, each compared with its own kind (a column may hold both: an eviction's hard/soft
+    next to a kernel kill's kind)."""
     if isinstance(value, bool):
-        return int(value)
+        return (0, int(value))
     if isinstance(value, (int, float)):
-        return value
-    return str(value).lower()
+        return (0, value)
+    return (1, str(value).lower())

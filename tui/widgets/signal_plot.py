@@ -16,6 +16,9 @@ from textual_plotext import PlotextPlot
 from tui.timeline_model import PlotData
 
 BAND_COLOR = "orange"
+RACE_COLOR = "red"
+MARKS = (("predicted", "▼", "red+", 0.92), ("real", "◆", "green+", 0.84), ("kernel", "✖", "red+", 0.76))
+"""Eviction and kill marks: a row each (all show when they fall on the same pass)."""
 THRESHOLD_COLORS = ("red", "magenta", "yellow", "cyan")
 
 
@@ -103,6 +106,10 @@ def legend(data: PlotData) -> Text:
         item("▼", "bold red", "predicted eviction")
     if "real" in kinds:
         item("◆", "bold green", "real eviction")
+    if "kernel" in kinds:
+        item("✖", "bold red", "kernel OOM kill")
+    if data.races:
+        item("▄▄", "red", "memory ran out between passes")
     item("│", "bold", "cursor")
     if data.zoomed:
         item("z", "bold", "zoomed on the thresholds (z: whole range)")
@@ -134,9 +141,12 @@ class SignalPlot(PlotextPlot):
             xs = list(range(first, last + 1)) or [first]
             plt.plot(xs, [top] * len(xs), color=BAND_COLOR, marker="▀")
         plt.vline(data.cursor, "white")  # before the marks: an eviction at the cursor stays visible
-        for kind, marker, color, height in (("predicted", "▼", "red+", 0.92), ("real", "◆", "green+", 0.84)):
+        for first, last in data.races:  # the stretch between the two passes, along the bottom
+            xs = list(range(first, last + 1))
+            plt.plot(xs, [bottom] * len(xs), color=RACE_COLOR, marker="▄")
+        for kind, marker, color, height in MARKS:
             marks = [m.index for m in data.markers if m.kind == kind]
-            if marks:  # the real mark a row lower: both show when they fall on the same pass
+            if marks:  # each kind a row lower: all show when they fall on the same pass
                 y = bottom + (top - bottom) * height
                 plt.scatter(marks, [y] * len(marks), marker=marker, color=color)
         plt.xlim(lo, max(hi, lo + 1))
