@@ -954,16 +954,20 @@ def evidence(outcome: Outcome) -> list[str]:
     if pick is None:
         return out
     if current.eligible and not any(dominates(r.objectives(), current.objectives()) for r in outcome.rows[1:]):
+        same = "current settings: no kernel kill and no OOM risk"
+        if out and out[-1] == same:
+            out.pop()
         out.append(
-            "current settings: no kernel kill either, and no candidate beats them on every count (they would be "
-            "on the front): keeping them is as good an answer"
+            f"{same}, and no candidate beats them on every count (they would be on the front): keeping them is as "
+            "good an answer"
         )
     e = pick.first_eviction
     if e is None:
         out.append(f"#{pick.index} ({pick.label}): no eviction and no kernel kill")
     else:
+        first = "the kubelet acts first instead" if not current.eligible else "its first eviction"
         out.append(
-            f"#{pick.index} ({pick.label}): the kubelet acts first instead, evicting {e.namespace}/{e.pod} on "
+            f"#{pick.index} ({pick.label}): {first}, evicting {e.namespace}/{e.pod} on "
             f"{e.node} at {_time(e.time)}: {e.message}"
         )
     return out
