@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from kube.qos import compute_qos
 from kube.quantity import Quantity
 
 KUBELET_OOM_SCORE_ADJ = -999
@@ -64,37 +65,21 @@ def container_memory_limit(container: Mapping[str, Any]) -> int | None:
 
 
 def pod_qos_class(pod: Mapping[str, Any]) -> str:
-    """v1qos.GetPodQOS: ``status.qosClass`` when set, else ComputePodQOS over regular and init containers."""
+    """v1qos.GetPodQOS: ``status.qosClass`` when set, else ``ComputePodQOS`` (kube/qos.py) over the regular and
+    init containers, requests defaulted from limits as the API server does."""
     given = _mapping(pod.get("status")).get("qosClass")
     if isinstance(given, str) and given:
         return given
     spec = _mapping(pod.get("spec"))
-    requests: dict[str, Quantity] = {}
-    limits: dict[str, Quantity] = {}
-    guaranteed = True
-    zero = Quantity.zero()
+    resources: list[tuple[dict[str, Quantity], dict[str, Quantity]]] = []
     for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
         res = _mapping(_mapping(container).get("resources"))
         req = {k: Quantity.parse(str(v)) for k, v in _mapping(res.get("requests")).items()}
         lim = {k: Quantity.parse(str(v)) for k, v in _mapping(res.get("limits")).items()}
         for name, q in lim.items():  # API defaulting: requests default to limits
             req.setdefault(name, q)
-        for source, total in ((req, requests), (lim, limits)):
-            for name, q in source.items():
-                if name in ("cpu", "memory") and q.cmp(zero) > 0:
-                    total[name] = q if name not in total else q.add(total[name])
-        if not all(name in lim and lim[name].cmp(zero) > 0 for name in ("cpu", "memory")):
-            guaranteed = False
-    if not requests and not limits:
-        return "BestEffort"
-    if guaranteed:
-        for name, request in requests.items():
-            if name not in limits or limits[name].cmp(request) != 0:
-                guaranteed = False
-                break
-    if guaranteed and len(requests) == len(limits):
-        return "Guaranteed"
-    return "Burstable"
+        resources.append((req, lim))
+    return compute_qos(resources)
 
 
 def is_node_critical_pod(pod: Mapping[str, Any]) -> bool:
