@@ -38,6 +38,7 @@ class ResultsView:
     _overview: pl.DataFrame | None = field(default=None, repr=False)
     _recording: Recording | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _kills: tuple[tuple[KernelKill, ...], list[KernelKill]] | None = field(default=None, repr=False)
 
     @classmethod
     def from_result(
@@ -97,7 +98,9 @@ class ResultsView:
     def kills(self, node: str | None = None) -> list[KernelKill]:
         """The kernel's kills, one per process killed (replay.kernel.distinct_kills: a ``SystemOOM`` Event and the
         ``OOMKilled`` container it names are one kill told twice), on ``node`` or every node."""
-        return [k for k in distinct_kills(self.result.kernel_kills) if node is None or k.node == node]
+        if self._kills is None or self._kills[0] is not self.result.kernel_kills:
+            self._kills = (self.result.kernel_kills, distinct_kills(self.result.kernel_kills))
+        return [k for k in self._kills[1] if node is None or k.node == node]
 
     def races(self, node: str | None = None) -> list[TooFast]:
         """The moments memory ran out between two passes (each node's ``too_fast``), on ``node`` or every node."""

@@ -13,7 +13,7 @@ from datetime import datetime
 
 import polars as pl
 
-from replay.results import Eviction, KernelKill, Match, NodeResult, ThresholdSetting
+from replay.results import Eviction, KernelKill, Match, NodeResult, ThresholdSetting, TooFast
 from replay.views import is_bytes, signal_key
 
 MIN_WINDOW = 8
@@ -83,7 +83,8 @@ class TimelineModel:
     evictions: list[Eviction]
     real: list[Match]
     kills: list[KernelKill] = field(default_factory=list)
-    """The node's kernel OOM kills (``ReplayResult.kernel_kills``): marked, and n / p stop at them too."""
+    """The node's kernel OOM kills (``ReplayResult.kernel_kills``, one per kill: ``ResultsView.kills``): marked, and
+    n / p stop at them too."""
     ticks: list[int] = field(init=False)
     times: list[datetime] = field(init=False)
     signals: list[str] = field(init=False)
@@ -167,11 +168,12 @@ class TimelineModel:
         out += [Marker(self.index_at(k.time), "kernel", k.pod or k.victim or "?", None) for k in self.kills]
         return sorted(out, key=lambda m: (m.index, m.kind))
 
-    def races(self, signal: str) -> list[tuple[int, int]]:
-        """(pass before, pass after) of each moment ``signal`` ran out between two passes (``node.too_fast``)."""
+    def races(self, signal: str) -> list[tuple[int, int, TooFast]]:
+        """(pass before, pass after, the moment) of each time ``signal`` ran out between two passes
+        (``node.too_fast``)."""
         idx = self._index()
         return [
-            (idx[t.from_tick], idx[t.to_tick])
+            (idx[t.from_tick], idx[t.to_tick], t)
             for t in self.node.too_fast
             if t.signal == signal and t.from_tick in idx and t.to_tick in idx
         ]
@@ -308,7 +310,7 @@ class TimelineModel:
             labels,
             y_range,
             zoomed,
-            [(max(a, lo), min(b, hi)) for a, b in self.races(signal) if b >= lo and a <= hi],
+            [(max(a, lo), min(b, hi)) for a, b, _t in self.races(signal) if b >= lo and a <= hi],
         )
 
     def _y_range(self, ys: list[float | None], limits: list[float | None]) -> tuple[tuple[float, float], bool]:

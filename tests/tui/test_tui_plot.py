@@ -47,6 +47,14 @@ def test_a_reading_far_below_the_top_is_zoomed_around_its_threshold(results_dir:
     assert model._y_range([5.6, 1.4], [1.5])[1] is False
 
 
+def test_a_reading_that_never_nears_the_thresholds_is_not_zoomed(results_dir: Path) -> None:
+    """2.5Gi falling to 927Mi against 100Mi: on a 0–300Mi axis it would be a flat line at the top."""
+    model = _model(results_dir)
+    assert model._y_range([2560.0, 927.0], [100.0]) == ((0.0, 2560.0 * 1.05), False)
+    model.zoom_y = True  # z still zooms
+    assert model._y_range([2560.0, 927.0], [100.0]) == ((0.0, 300.0), True)
+
+
 def test_z_toggles_the_zoom(results_dir: Path) -> None:
     model = _model(results_dir)
     before = model.plot(80).zoomed

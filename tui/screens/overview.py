@@ -13,7 +13,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from replay.kernel import SAME_KILL_S
-from replay.replay_report import fmt_bytes
+from replay.replay_report import fmt_bytes, kill_victim
 from replay.results import Eviction, KernelKill, RankedPod
 from replay.views import CONDITIONS, SHORT_SIGNAL
 from tui.fmt import fmt_clock, fmt_duration, fmt_ratio, fmt_signal_value
@@ -175,12 +175,13 @@ def kill_records(view: ResultsView) -> list[Record]:
     for k in view.kills():
         i = index[id(k)]
         seen[i] = seen.get(i, 0) + 1
-        if k.pod is not None:
-            who = f"{k.namespace}/{k.pod} {k.container or ''}".rstrip()
-        else:
-            who = f"process {k.victim or '(not named)'}" + (f" pid {k.pid}" if k.pid is not None else "")
         out.append(
-            Record(f"k{i}.{seen[i]}", (who, k.node, k.time, kill_cause(view, k), k.kind, KILL_STATUS), "red", "✖")
+            Record(
+                f"k{i}.{seen[i]}",
+                (kill_victim(k), k.node, k.time, kill_cause(view, k), k.kind, KILL_STATUS),
+                "red",
+                "✖",
+            )
         )
     return out
 

@@ -15,10 +15,12 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widgets import Footer, Header, Static
 
+from replay.replay_report import kill_victim, too_fast_text
 from replay.views import SHORT_SIGNAL
 from tui.fmt import fmt_clock, fmt_signal_value
 from tui.messages import CursorMoved
 from tui.screens.base import ResultsScreen
+from tui.screens.overview import kill_cause
 from tui.timeline_model import TimelineModel
 from tui.widgets.signal_plot import SignalPlot, legend
 
@@ -119,7 +121,7 @@ class TimelineScreen(ResultsScreen):
             view.result.conditions.filter(pl.col("node") == self.node),
             view.evictions_of(self.node),
             view.real_of(self.node),
-            [k for k in view.result.kernel_kills if k.node == self.node],
+            view.kills(self.node),  # once each (replay.kernel.distinct_kills)
         )
         self.app.call_from_thread(self._ready, model)
 
@@ -183,13 +185,17 @@ class TimelineScreen(ResultsScreen):
             if model.index_at(m.real.time) == model.cursor:
                 out.append("◆ real: ", style="bold green")
                 out.append(f"{m.real.namespace}/{m.real.pod}\n")
-        for k in model.kills:
+        for k in self.view.kills(self.node):  # once each: a SystemOOM and its OOMKilled container are one kill
             if model.index_at(k.time) == model.cursor:
-                out.append("✖ kernel OOM kill: ", style="bold magenta")
-                out.append(f"{k.namespace}/{k.pod} {k.container}\n" if k.pod else f"{k.message or k.kind}\n")
+                out.append("✖ kernel OOM kill: ", style="bold red")
+                out.append(f"{kill_victim(k)}, {kill_cause(self.view, k)} at {k.time.strftime('%H:%M:%S')}\n")
+        for _first, last, race in model.races(model.signal):
+            if last == model.cursor:
+                out.append("▄ ", style="bold red")
+                out.append(too_fast_text(race, self.view.result.interval_seconds) + "\n")
         if not here:
             marks = model.markers()
-            out.append(f"{len(marks)} eviction marks on this node (n / p jump)", style="dim")
+            out.append(f"{len(marks)} eviction and kill marks on this node (n / p jump)", style="dim")
         return out
 
     def action_move(self, steps: int) -> None:
@@ -241,4 +247,7 @@ class TimelineScreen(ResultsScreen):
             ):
                 self.app.push_screen(RealEvictionScreen(i))
                 return
+        if any(self.model.index_at(k.time) == self.model.cursor for k in self.model.kills):
+            self.notify("the kernel killed here, not the kubelet: no eviction to open", timeout=3)
+            return
         self.notify("no eviction at the cursor (n / p jump to one)", timeout=3)
