@@ -156,3 +156,21 @@ async def test_overview_lists_the_kill_and_enter_opens_the_timeline_at_it(
         assert "kernel OOM kill" in (shown.plain if isinstance(shown, Text) else str(shown))
         events = screen.query_one("#cursor-events", Static).content
         assert "too fast for a 10 s loop" in (events.plain if isinstance(events, Text) else str(events))
+
+
+def test_the_kind_column_sorts_with_evictions_and_kills_in_it(jvm_view: ResultsView, results_dir: Path) -> None:
+    """An eviction's hard/soft (a bool) and a kill's kind (text) share a column: sorting by it does not fail."""
+    from tui.results_dir import open_results_dir
+
+    sample = open_results_dir(results_dir)
+    (e,) = sample.result.evictions
+    sample.result = dataclasses.replace(
+        sample.result, kernel_kills=(dataclasses.replace(jvm_view.result.kernel_kills[1], node=e.node),)
+    )
+    columns, rows = eviction_table(sample)
+    table = RecordTable()
+    table.columns_spec, table.records = columns, rows
+    table.sort_column = [c.key for c in columns].index("hard")
+    assert [r.key[0] for r in table.visible_records()] == ["e", "k"]
+    table.sort_descending = True
+    assert [r.key[0] for r in table.visible_records()] == ["k", "e"]
