@@ -300,22 +300,7 @@ def variant_flags(request: SettingsRequest) -> list[str]:
     """The request's kubelet flags as ``scenario`` takes them (``--eviction-hard=…``, repeated map flags kept in
     order: the first replaces the field, later ones add to it, as in the replay). A ``--config`` document the
     scenario can take (:func:`document_flags`) comes first, as a kubelet's config file under its flags."""
-    o = request.overrides
-    out = []
-    for name in (
-        "eviction_hard",
-        "eviction_soft",
-        "eviction_soft_grace_period",
-        "eviction_minimum_reclaim",
-        "kube_reserved",
-        "system_reserved",
-    ):
-        values: tuple[str, ...] = getattr(o, name)
-        out += [f"--{name.replace('_', '-')}={v}" for v in values]
-    if o.eviction_max_pod_grace_period is not None:
-        out.append(f"--eviction-max-pod-grace-period={o.eviction_max_pod_grace_period}")
-    if o.eviction_pressure_transition_period is not None:
-        out.append(f"--eviction-pressure-transition-period={o.eviction_pressure_transition_period}")
+    out = [f"{flag}={value}" for flag, value in request.overrides.flag_values()]
     document = document_flags(request.baseline.document) if request.baseline is not None else None
     if document:
         given = {_flag_name(f) for f in out}  # a flag replaces its field of the config file

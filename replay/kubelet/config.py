@@ -289,9 +289,9 @@ class FlagOverrides:
     system_reserved: tuple[str, ...] = ()
     """``--system-reserved``: as :attr:`kube_reserved`."""
 
-    def given(self) -> dict[str, str]:
-        """Flag → value text, for the flags that were set (the label of a what-if)."""
-        out: dict[str, str] = {}
+    def flag_values(self) -> list[tuple[str, str]]:
+        """``(--flag, value)`` for each value given, map flags first, in the order they were given."""
+        out: list[tuple[str, str]] = []
         for name in (
             "eviction_hard",
             "eviction_soft",
@@ -301,12 +301,18 @@ class FlagOverrides:
             "system_reserved",
         ):
             values: tuple[str, ...] = getattr(self, name)
-            if values:
-                out["--" + name.replace("_", "-")] = ",".join(values)
+            out += [("--" + name.replace("_", "-"), v) for v in values]
         if self.eviction_max_pod_grace_period is not None:
-            out["--eviction-max-pod-grace-period"] = str(self.eviction_max_pod_grace_period)
+            out.append(("--eviction-max-pod-grace-period", str(self.eviction_max_pod_grace_period)))
         if self.eviction_pressure_transition_period is not None:
-            out["--eviction-pressure-transition-period"] = self.eviction_pressure_transition_period
+            out.append(("--eviction-pressure-transition-period", self.eviction_pressure_transition_period))
+        return out
+
+    def given(self) -> dict[str, str]:
+        """Flag → value text, for the flags that were set (the label of a what-if)."""
+        out: dict[str, str] = {}
+        for flag, value in self.flag_values():
+            out[flag] = f"{out[flag]},{value}" if flag in out else value
         return out
 
     def __bool__(self) -> bool:
