@@ -26,6 +26,7 @@ import polars as pl
 import pytest
 
 from recordings.reader import open_recording
+from recordings.recorder.options import RecordOptions
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -329,3 +330,26 @@ def assert_no_secret(root: Path, marker: str) -> None:
     for f in root.rglob("*"):
         if f.is_file():
             assert marker.encode() not in f.read_bytes(), f
+
+
+def record_options(**kw: Any) -> RecordOptions:
+    """``record``'s options for a test that drives the recorder in-process: quiet, one-shot defaults, each
+    overridden by name (``kubeconfig=``, ``output=``, ``timeout=`` …)."""
+    base: dict[str, Any] = dict(
+        output="rec",
+        kubeconfig=None,
+        context=None,
+        nodes=None,
+        interval=1.0,
+        duration=None,
+        kubelet_direct=False,
+        keep_raw=False,
+        append=False,
+        concurrency=8,
+        timeout=5.0,
+        kubelet_port=None,
+        kubelet_ca=None,
+        status="none",
+        watch=False,
+    )
+    return RecordOptions(**(base | kw))

@@ -19,6 +19,7 @@ import orjson
 import pytest
 import yaml
 from apiserver.cluster import SyntheticCluster
+from rec_support import record_options
 
 from kube.errors import RecordingError
 from recordings.reader import open_recording
@@ -46,24 +47,9 @@ def kubeconfig(tmp_path: Path) -> Path:
 
 
 def _opts(kubeconfig: Path, **kw: Any) -> RecordOptions:
-    base: dict[str, Any] = dict(
-        output=str(kubeconfig.parent / "rec"),
-        kubeconfig=str(kubeconfig),
-        context=None,
-        nodes=None,
-        interval=0.2,
-        duration=None,
-        kubelet_direct=False,
-        keep_raw=False,
-        append=False,
-        concurrency=8,
-        timeout=5.0,
-        kubelet_port=None,
-        kubelet_ca=None,
-        status="none",
-        watch=False,
+    return record_options(
+        **({"output": str(kubeconfig.parent / "rec"), "kubeconfig": str(kubeconfig), "interval": 0.2} | kw)
     )
-    return RecordOptions(**(base | kw))
 
 
 def _json(status: int, body: Any, headers: dict[str, str] | None = None) -> httpx2.Response:

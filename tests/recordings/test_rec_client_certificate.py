@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import trustme
 import yaml
-from rec_support import run_record
+from rec_support import record_options, run_record
 
 
 class _Version(BaseHTTPRequestHandler):
@@ -155,30 +155,14 @@ def test_a_kubelet_that_refuses_the_client_certificate_names_it_in_the_gap(
     import asyncio
 
     from recordings.recorder.client import KubeClient
-    from recordings.recorder.options import RecordOptions
     from recordings.recorder.poller import NodeTarget, poll_nodes
 
     server, d, _client_ca = mtls
     if server.ctx.maximum_version != ssl.TLSVersion.TLSv1_2:
         pytest.skip("under TLS 1.3 a kubelet's alert is lost in the connection reset")
     kc = _kubeconfig(server, d, _stranger_cert(d))
-    opts = RecordOptions(
-        output=str(d / "rec"),
-        kubeconfig=str(kc),
-        context=None,
-        nodes=None,
-        interval=1.0,
-        duration=None,
-        kubelet_direct=True,
-        keep_raw=False,
-        append=False,
-        concurrency=4,
-        timeout=60.0,  # a handshake with a thread server on a loaded box; the alert ends it anyway
-        kubelet_port=None,
-        kubelet_ca=None,
-        status="none",
-        watch=False,
-    )
+    # timeout: a handshake with a thread server on a loaded box; the alert ends it anyway
+    opts = record_options(output=str(d / "rec"), kubeconfig=str(kc), kubelet_direct=True, concurrency=4, timeout=60.0)
     node = NodeTarget("node-a", "127.0.0.1", server.server_address[1])
 
     async def poll() -> str | None:

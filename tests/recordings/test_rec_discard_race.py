@@ -18,7 +18,7 @@ import orjson
 import pytest
 import yaml
 from apiserver.cluster import SyntheticCluster
-from rec_support import summary_files
+from rec_support import record_options, summary_files
 
 import recordings.recorder.main as recorder_main
 from recordings.format import Manifest
@@ -41,24 +41,9 @@ def _opts(tmp_path: Path, **kw: Any) -> RecordOptions:
         "contexts": [{"name": "main", "context": {"cluster": "c", "user": "u"}}],
     }
     (tmp_path / "kubeconfig").write_text(yaml.safe_dump(kc))
-    base: dict[str, Any] = dict(
-        output=str(tmp_path / "rec"),
-        kubeconfig=str(tmp_path / "kubeconfig"),
-        context=None,
-        nodes=None,
-        interval=0.2,
-        duration=None,
-        kubelet_direct=False,
-        keep_raw=False,
-        append=False,
-        concurrency=8,
-        timeout=5.0,
-        kubelet_port=None,
-        kubelet_ca=None,
-        status="none",
-        watch=False,
+    return record_options(
+        **({"output": str(tmp_path / "rec"), "kubeconfig": str(tmp_path / "kubeconfig"), "interval": 0.2} | kw)
     )
-    return RecordOptions(**(base | kw))
 
 
 def _cluster() -> httpx2.MockTransport:

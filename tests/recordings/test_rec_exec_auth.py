@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rec_support import FakeServer, plugin_runs, run_record, start_record, write_kubeconfig
+from rec_support import FakeServer, plugin_runs, record_options, run_record, start_record, write_kubeconfig
 
 from kube.errors import RecordingError
 from recordings.reader import open_recording
@@ -31,24 +31,10 @@ EXTENSION = {"audience": "evictlens-test", "nested": {"n": 1}}
 
 
 def _opts(kubeconfig: Path, **kw: Any) -> RecordOptions:
-    base: dict[str, Any] = dict(
-        output="unused",
-        kubeconfig=str(kubeconfig),
-        context=None,
-        nodes=None,
-        interval=1.0,
-        duration=None,
-        kubelet_direct=False,
-        keep_raw=False,
-        append=False,
-        concurrency=4,
-        timeout=60.0,  # each request to the fake server on a loaded box; none of these tests waits it out
-        kubelet_port=None,
-        kubelet_ca=None,
-        status="none",
-        watch=False,
+    # timeout: each request to the fake server on a loaded box; none of these tests waits it out
+    return record_options(
+        **({"output": "unused", "kubeconfig": str(kubeconfig), "concurrency": 4, "timeout": 60.0} | kw)
     )
-    return RecordOptions(**(base | kw))
 
 
 def _v1(tmp_path: Path, server: FakeServer, **exec_changes: Any) -> tuple[Path, Path]:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from rec_support import FakeServer, child_env, run_record
+from rec_support import FakeServer, child_env, record_options, run_record
 
 from kube.errors import RecordingError
 from recordings.reader import open_recording
@@ -20,23 +20,7 @@ from recordings.recorder.options import RecordOptions
 
 
 def _opts(kubeconfig: str | None = None, context: str | None = None) -> RecordOptions:
-    return RecordOptions(
-        output="rec",
-        kubeconfig=kubeconfig,
-        context=context,
-        nodes=None,
-        interval=1.0,
-        duration=None,
-        kubelet_direct=False,
-        keep_raw=False,
-        append=False,
-        concurrency=8,
-        timeout=5.0,
-        kubelet_port=None,
-        kubelet_ca=None,
-        status="none",
-        watch=False,
-    )
+    return record_options(kubeconfig=kubeconfig, context=context)
 
 
 def _kc(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rec_support import run_record
+from rec_support import record_options, run_record
 
 from kube.errors import RecordingError
 from recordings.recorder.client import KUBECONFIG_MAX_BYTES, load_config
@@ -15,23 +15,7 @@ from recordings.recorder.options import RecordOptions
 
 
 def _opts(kubeconfig: str) -> RecordOptions:
-    return RecordOptions(
-        output="rec",
-        kubeconfig=kubeconfig,
-        context=None,
-        nodes=None,
-        interval=1.0,
-        duration=None,
-        kubelet_direct=False,
-        keep_raw=False,
-        append=False,
-        concurrency=8,
-        timeout=5.0,
-        kubelet_port=None,
-        kubelet_ca=None,
-        status="none",
-        watch=False,
-    )
+    return record_options(kubeconfig=kubeconfig)
 
 
 def test_record_with_dev_zero_as_kubeconfig_is_one_line_and_creates_nothing(tmp_path: Path) -> None:
