@@ -11,6 +11,7 @@ OOM killer first. Those moments are read off the result's own ``memory.available
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 import polars as pl
@@ -18,9 +19,21 @@ import polars as pl
 from kube.oom import EXHAUSTED_FLOOR, EXHAUSTED_FRACTION, exhausted_below
 from recordings.kernel import NODE_READY, OOM_KILLED, SYSTEM_OOM
 from recordings.reader import Recording
-from replay.results import KernelKill, NodeResult, ReadyTransition, TooFast
+from replay.results import KernelKill, NodeResult, ReadyTransition, ReplayResult, TooFast
 
-__all__ = ["EXHAUSTED_FLOOR", "EXHAUSTED_FRACTION", "exhausted_below", "kernel_kills", "ready_transitions", "too_fast"]
+__all__ = [
+    "EXHAUSTED_FLOOR",
+    "EXHAUSTED_FRACTION",
+    "Judged",
+    "before_horizon",
+    "distinct_kills",
+    "exhausted_below",
+    "judge",
+    "kernel_kills",
+    "ready_transitions",
+    "same_kill",
+    "too_fast",
+]
 
 SIGNAL = "memory.available"
 # Exhausted: ``memory.available`` at most ``max(64Mi, 1% of capacity)`` (kube/oom.py, shared with the scenarios'
@@ -173,3 +186,61 @@ def distinct_kills(kills: Iterable[KernelKill], window_s: float = SAME_KILL_S) -
                 left -= 1
         out += [k] * left
     return out
+
+
+def before_horizon(horizon: datetime | None, when: datetime) -> bool:
+    """``when`` is still as recorded on a node whose replay parts ways with the recording at ``horizon`` (None:
+    they never part)."""
+    return horizon is None or when < horizon
+
+
+def same_kill(kills: Iterable[KernelKill], kill: KernelKill, window_s: float = SAME_KILL_S) -> list[KernelKill]:
+    """Every report of ``kill``: the ``SystemOOM`` Events and ``OOMKilled`` containers on its node within
+    ``window_s`` of it (the kubelet's OOM watcher names the process, the runtime the container)."""
+    return [k for k in kills if k.node == kill.node and abs((k.time - kill.time).total_seconds()) <= window_s]
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A result's kernel side as a variant owns it. In a closed loop (a scenario regenerated with the variant's
+    settings) every kill, race and NotReady in the result is the variant's own; on a recording they are the
+    recording's, and count against a variant only before its horizon on their node: after it the recording shows a
+    world the variant's settings would not have produced, so they are not judged (counted apart)."""
+
+    closed_loop: bool
+    kills: tuple[KernelKill, ...]
+    """Counted against the variant, one per process killed (:func:`distinct_kills`), in time order."""
+    kills_not_judged: tuple[KernelKill, ...]
+    """Distinct kills after their node's horizon."""
+    too_fast: tuple[TooFast, ...]
+    """Moments memory ran out between two passes (the nodes' ``too_fast``), counted: starting before the horizon."""
+    too_fast_not_judged: int
+    not_ready: tuple[ReadyTransition, ...]
+    """``Ready`` turning ``False``/``Unknown`` (a kubelet starved of memory stops posting status), counted."""
+
+    @property
+    def not_ready_nodes(self) -> tuple[str, ...]:
+        """The nodes that went NotReady, each once, in the order they did."""
+        return tuple(dict.fromkeys(t.node for t in sorted(self.not_ready, key=lambda t: t.time)))
+
+
+def judge(result: ReplayResult, *, closed_loop: bool | None = None, window_s: float = SAME_KILL_S) -> Judged:
+    """What the kernel did that counts against ``result``'s settings (:class:`Judged`). ``closed_loop`` None: as
+    the result's settings say (``closed_loop``, a regenerated scenario)."""
+    closed = bool(result.settings.get("closed_loop")) if closed_loop is None else closed_loop
+    horizons = {} if closed else {n.node: n.horizon for n in result.nodes if n.horizon is not None}
+
+    def judged(node: str | None, when: datetime) -> bool:
+        return node is None or before_horizon(horizons.get(node), when)
+
+    kills = distinct_kills(result.kernel_kills, window_s)
+    races = [t for n in result.nodes for t in n.too_fast]
+    counted = [t for t in races if judged(t.node, t.from_time)]
+    return Judged(
+        closed_loop=closed,
+        kills=tuple(k for k in kills if judged(k.node, k.time)),
+        kills_not_judged=tuple(k for k in kills if not judged(k.node, k.time)),
+        too_fast=tuple(counted),
+        too_fast_not_judged=len(races) - len(counted),
+        not_ready=tuple(t for t in result.ready_transitions if t.status != "True" and judged(t.node, t.time)),
+    )

@@ -33,8 +33,9 @@ from kube.errors import InputError
 from kube.oom import EXHAUSTED_FLOOR, EXHAUSTED_FRACTION
 from kube.quantity import Quantity
 from recordings.kernel import SYSTEM_OOM
-from replay.kernel import SAME_KILL_S, distinct_kills
+from replay.kernel import SAME_KILL_S, before_horizon, judge, same_kill
 from replay.kernel import SIGNAL as MEMORY
+from replay.kernel import distinct_kills as distinct_kills  # re-exported: where tune's tests read the rule
 from replay.kubelet.config import FlagOverrides
 from replay.settings import SettingsRequest
 
@@ -592,10 +593,6 @@ def race_moments(rec: Recording, names: Sequence[str], kills: Sequence[KernelKil
     ]
 
 
-def _before(horizon: datetime | None, when: datetime) -> bool:
-    return horizon is None or when < horizon
-
-
 def _first_by_pod(result: ReplayResult) -> list[Eviction]:
     first: dict[tuple[str, str, str], Eviction] = {}
     for e in sorted(result.evictions, key=lambda e: (e.time, e.id)):
@@ -617,13 +614,11 @@ def evaluate(
     horizon); else a recording: real kills and race moments count before the node's horizon only."""
     closed = moments is None or bool(result.settings.get("closed_loop"))
     horizons = {n.node: (n.horizon, n.horizon_reason) for n in result.nodes if n.horizon is not None}
-    kills = distinct_kills(result.kernel_kills, window_s)
-    not_judged = 0
+    judged = judge(result, closed_loop=closed, window_s=window_s)
+    kills = list(judged.kills)
+    not_judged = len(judged.kills_not_judged)
     risk: list[RiskRef] = []
     if not closed:
-        counted = [k for k in kills if k.node is None or _before(horizons.get(k.node, (None, ""))[0], k.time)]
-        not_judged += len(kills) - len(counted)
-        kills = counted
         by_node = {n.node: n for n in result.nodes}
         for m in moments or ():
             node = by_node.get(m.node)
@@ -632,26 +627,16 @@ def evaluate(
             hard = hard_memory(node, m.capacity)
             if m.from_available <= hard:
                 continue  # the candidate's hard threshold was met at the first pass: it acted there
-            if not _before(horizons.get(m.node, (None, ""))[0], m.from_time):
+            if not before_horizon(horizons.get(m.node, (None, ""))[0], m.from_time):
                 not_judged += 1
                 continue
             risk.append(RiskRef(m.node, m.from_time, m.to_time, m.from_available, m.to_available, hard, m.kills))
-    not_ready = [
-        t
-        for t in result.ready_transitions
-        if t.status != "True" and (closed or _before(horizons.get(t.node, (None, ""))[0], t.time))
-    ]
+    not_ready = list(judged.not_ready)
     first = min(kills, key=lambda k: k.time, default=None)
     told = (
         None
         if first is None
-        else "; ".join(
-            dict.fromkeys(
-                f"{k.kind} {_victim(k)}"
-                for k in result.kernel_kills
-                if k.node == first.node and abs((k.time - first.time).total_seconds()) <= window_s
-            )
-        )
+        else "; ".join(dict.fromkeys(f"{k.kind} {_victim(k)}" for k in same_kill(result.kernel_kills, first, window_s)))
     )
     evictions = sorted(result.evictions, key=lambda e: (e.time, e.id))
     return Row(
