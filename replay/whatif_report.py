@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from rich.console import Console
 
-    from replay.compare import Comparison, VariantSummary
-    from replay.results import ReplayResult
+    from replay.compare import Comparison, PodOutcome, VariantSummary
+    from replay.results import KernelKill, ReplayResult
 
 COMPARE_JSON = "compare.json"
 COMPARE_PARQUET = "compare.parquet"
@@ -68,6 +70,92 @@ def horizon_lines(c: Comparison) -> list[str]:
     return out
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def kernel_cell(v: VariantSummary) -> str:
+    """The table's "kernel kills": ``✖ 1`` in red (killed anyway), ``⚠ NotReady`` and the moments memory ran out
+    between passes under it, and what a counterfactual variant cannot judge (after its horizon)."""
+    lines = [f"[bold red]✖ {v.kernel_kills}[/bold red]" if v.kernel_kills else "0"]
+    if v.too_fast:
+        lines.append(f"[red]{v.too_fast} too fast[/red]")
+    if v.not_ready_nodes:
+        lines.append(f"[bold red]⚠ {len(v.not_ready_nodes)} NotReady[/bold red]")
+    not_judged = v.kernel_kills_not_judged + v.too_fast_not_judged
+    if not_judged:
+        lines.append(f"[yellow]+{not_judged} not judged[/yellow]")
+    return "\n".join(lines)
+
+
+def _reports(kills: tuple[KernelKill, ...]) -> str:
+    """``java, pid 4001; shop/orders-jvm orders``: who each report of one kill names."""
+    from replay.replay_report import kill_victim
+
+    named = []
+    for k in kills:
+        if k.pod is None and k.victim is not None:
+            named.append(k.victim + (f", pid {k.pid}" if k.pid is not None else ""))
+        elif k.pod is not None or k.victim is None:
+            named.append(kill_victim(k))
+    return "; ".join(dict.fromkeys(named))
+
+
+def kernel_lines(c: Comparison) -> list[str]:
+    """Per variant the kernel kills first, or NotReady, or memory ran out between passes; and what is not judged."""
+    from replay.replay_report import fmt_time
+
+    out = []
+    for v in c.variants:
+        k = v.first_kill
+        if k is not None:
+            before = (
+                "no eviction before it"
+                if v.first_eviction is None or v.first_eviction > k.time
+                else f"after its first eviction at {fmt_time(v.first_eviction)}"
+            )
+            also = f" ({_plural(v.kernel_kills, 'kernel kill')} in all)" if v.kernel_kills > 1 else ""
+            out.append(
+                f"#{v.index}: the kernel kills first, at {fmt_time(k.time)} on {k.node or '?'} "
+                f"({_reports(v.first_kill_reports or (k,))}) — {before}{also}"
+            )
+        if v.too_fast:
+            out.append(
+                f"#{v.index}: memory ran out between two kubelet passes {_plural(v.too_fast, 'time')} "
+                "(too fast for the kubelet's loop; `evictlens replay` shows each)"
+            )
+        for node in v.not_ready_nodes:
+            t = next(t for t in v.not_ready if t.node == node)
+            why = f" ({t.reason})" if t.reason else ""
+            out.append(f"#{v.index} {node}: Ready {t.status} at {fmt_time(t.time)}{why}: NotReady")
+        apart = [_plural(v.kernel_kills_not_judged, "real kernel kill")] if v.kernel_kills_not_judged else []
+        if v.too_fast_not_judged:
+            apart.append(f"memory ran out between passes {_plural(v.too_fast_not_judged, 'time')}")
+        if apart:
+            out.append(
+                f"#{v.index}: not judged, after its horizon (the recording no longer shows its world there): "
+                + ", ".join(apart)
+            )
+    return out
+
+
+def pod_cell(p: PodOutcome, index: int) -> str:
+    """A pod in one variant: its first eviction's time, ``OOMKilled`` and when (red; yellow and "not judged" after
+    the variant's horizon), both in time order, or —."""
+    from replay.replay_report import fmt_time
+
+    e, k = p.evictions[index], p.kill(index)
+    parts: list[tuple[datetime, str]] = []
+    if e is not None:
+        parts.append((e.time, fmt_time(e.time)))
+    if k is not None:
+        judged = p.kills_judged[index]
+        text = f"OOMKilled {fmt_time(k.time)}"
+        parts.append((k.time, f"[bold red]{text}[/bold red]" if judged else f"[yellow]{text} (not judged)[/yellow]"))
+    parts.sort(key=lambda part: part[0])
+    return "\n".join(text for _, text in parts) or "—"
+
+
 def print_comparison(c: Comparison, *, output: str | None = None, console: Console | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -85,6 +173,7 @@ def print_comparison(c: Comparison, *, output: str | None = None, console: Conso
         "kubelet",
         "evictions",
         "pods",
+        "kernel kills",
         "first eviction",
         "pressure",
         "real predicted",
@@ -102,6 +191,7 @@ def print_comparison(c: Comparison, *, output: str | None = None, console: Conso
             ",".join(v.kubelet_versions),
             str(v.evictions),
             str(v.pods_evicted),
+            kernel_cell(v),
             fmt_time(v.first_eviction),
             pressure,
             real,
@@ -111,17 +201,21 @@ def print_comparison(c: Comparison, *, output: str | None = None, console: Conso
     out.print(table)
     for line in horizon_lines(c):
         out.print(line, markup=False, soft_wrap=True)
+    for line in kernel_lines(c):
+        out.print(line, markup=False, soft_wrap=True, style="red" if "not judged" not in line else "yellow")
     if not c.pods:
         out.print("every variant evicts the same pods at the same times with the same messages")
     else:
-        pods = Table(title="pods whose fate differs (first eviction per variant)", title_justify="left")
+        pods = Table(
+            title="pods whose fate differs (first eviction or kernel OOM kill per variant)", title_justify="left"
+        )
         pods.add_column("pod", overflow="fold")
         for v in c.variants:
             pods.add_column(f"#{v.index}", no_wrap=True)
         pods.add_column("impact", overflow="fold")
         for p in c.pods:
             impact = p.impact if p.comes_back is not False else f"[red]{p.impact}[/red]"
-            pods.add_row(f"{p.namespace}/{p.pod}", *(fmt_time(e.time) if e else "—" for e in p.evictions), impact)
+            pods.add_row(f"{p.namespace}/{p.pod}", *(pod_cell(p, i) for i in range(len(p.evictions))), impact or "—")
         out.print(pods)
         differing = [p for p in c.pods if p.messages_differ]
         for p in differing:
@@ -142,4 +236,8 @@ def print_comparison(c: Comparison, *, output: str | None = None, console: Conso
                     )
             out.print(msgs)
     where = f"; results in {output}" if output else ""
-    out.print(f"{len(c.variants)} variants, {len(c.pods)} pods whose fate differs{where}", markup=False)
+    killed = ", ".join(f"#{v.index} {v.kernel_kills}" for v in c.variants)
+    out.print(
+        f"{len(c.variants)} variants, {len(c.pods)} pods whose fate differs; kernel kills per variant: {killed}{where}",
+        markup=False,
+    )

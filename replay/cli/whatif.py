@@ -49,7 +49,7 @@ def run_whatif(args: argparse.Namespace) -> int:
             progress=advance,
             frames=bool(args.output),
         )
-    comparison = compare(results)
+    comparison = compare(results, rec)
     if args.output:
         from replay.whatif_report import write_output
 
