@@ -431,13 +431,16 @@ def to_document(c: Comparison) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class EvictionPair:
-    """One pod either of two results evicts, with its first eviction in each (None where it is not evicted)."""
+    """One pod either of two results evicts or the kernel OOM-kills a container of, with its first eviction in each
+    (None where it is not evicted) and its first ``OOMKilled`` container in each (None where none is)."""
 
     node: str
     namespace: str
     pod: str
     a: Eviction | None
     b: Eviction | None
+    a_kill: KernelKill | None = None
+    b_kill: KernelKill | None = None
 
     @property
     def key(self) -> str:
@@ -445,6 +448,23 @@ class EvictionPair:
 
     @property
     def status(self) -> str:
+        """How the evictions differ (``only in A``, ``message differs`` …), then the kernel's kills of the pod
+        (``kernel kill in A``); an eviction in neither says the kill alone."""
+        kill = {
+            (True, False): "kernel kill in A",
+            (False, True): "kernel kill in B",
+            (True, True): "kernel kill in both",
+        }.get((self.a_kill is not None, self.b_kill is not None))
+        if self.a is None and self.b is None:
+            return kill or "same message"
+        return self._eviction_status + (f"; {kill}" if kill else "")
+
+    @property
+    def killed(self) -> bool:
+        return self.a_kill is not None or self.b_kill is not None
+
+    @property
+    def _eviction_status(self) -> str:
         if self.a is None:
             return "only in B"
         if self.b is None:
@@ -455,12 +475,13 @@ class EvictionPair:
 
     @property
     def first_time(self) -> datetime | None:
-        times = [e.time for e in (self.a, self.b) if e is not None]
+        times = [e.time for e in (self.a, self.b, self.a_kill, self.b_kill) if e is not None]
         return min(times) if times else None
 
 
 def align(a: ReplayResult, b: ReplayResult) -> list[EvictionPair]:
-    """Each pod (node, namespace, name) either result evicts, its first eviction in each, in the order they
+    """Each pod (node, namespace, name) either result evicts or the kernel OOM-kills a container of (the kills that
+    count against the result, :func:`replay.kernel.judge`), its first eviction and kill in each, in the order they
     first happen (two results side by side, as the TUI's Compare screen shows them)."""
 
     def first(result: ReplayResult) -> dict[tuple[str, str, str], Eviction]:
@@ -469,6 +490,14 @@ def align(a: ReplayResult, b: ReplayResult) -> list[EvictionPair]:
             out.setdefault((e.node, e.namespace, e.pod), e)
         return out
 
-    fa, fb = first(a), first(b)
-    pairs = [EvictionPair(*k, fa.get(k), fb.get(k)) for k in dict.fromkeys([*fa, *fb])]
+    def killed(result: ReplayResult) -> dict[tuple[str, str, str], KernelKill]:
+        out: dict[tuple[str, str, str], KernelKill] = {}
+        for k in judge(result).kills:
+            if k.node is not None and k.namespace is not None and k.pod is not None:
+                out.setdefault((k.node, k.namespace, k.pod), k)
+        return out
+
+    fa, fb, ka, kb = first(a), first(b), killed(a), killed(b)
+    keys = dict.fromkeys([*fa, *fb, *ka, *kb])
+    pairs = [EvictionPair(*k, fa.get(k), fb.get(k), ka.get(k), kb.get(k)) for k in keys]
     return sorted(pairs, key=lambda p: (p.first_time is None, p.first_time or datetime.min, p.key))

@@ -1,7 +1,10 @@
-"""Screen 5: two results side by side, evictions aligned by pod, message differences marked."""
+"""Screen 5: two results side by side, evictions aligned by pod, message differences marked; each result's kernel
+kills (issue 17 item 3) in the title, and a pod the kernel killed in one and evicted or kept in the other among
+the rows (✖)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -12,7 +15,9 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
 from replay.compare import EvictionPair, align
-from replay.replay_report import marked_diff
+from replay.kernel import Judged, judge
+from replay.replay_report import kill_victim, marked_diff
+from replay.results import Eviction, KernelKill, ReplayResult
 from tui.fmt import fmt_clock
 from tui.results_view import ResultsView
 from tui.screens.base import ResultsScreen
@@ -22,6 +27,39 @@ if TYPE_CHECKING:
     pass
 
 STATUS_STYLE = {"message differs": "bold yellow", "only in A": "red", "only in B": "green"}
+KILL_STYLE = "bold red"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def kernel_summary(result: ReplayResult) -> Text:
+    """``✖ 1 kernel kill (first 00:03:24 on worker-1) · memory ran out between passes 1 time · ⚠ NotReady
+    worker-1``: what counts against the result (:func:`replay.kernel.judge`: in a closed loop all of it, on a
+    recording only before the node's horizon, the rest "not judged")."""
+    kernel: Judged = judge(result)
+    kills = len(kernel.kills)
+    out = Text()
+    if kills:
+        first = kernel.kills[0]
+        out.append(f"✖ {_plural(kills, 'kernel kill')}", style=KILL_STYLE)
+        out.append(f" (first {first.time.strftime('%H:%M:%S')} on {first.node or '?'}: {kill_victim(first)})")
+    else:
+        out.append("0 kernel kills")
+    if kernel.too_fast:
+        out.append(f" · memory ran out between passes {_plural(len(kernel.too_fast), 'time')}", style="red")
+    if kernel.not_ready_nodes:
+        out.append(f" · ⚠ NotReady {', '.join(kernel.not_ready_nodes)}", style=KILL_STYLE)
+    apart = len(kernel.kills_not_judged) + kernel.too_fast_not_judged
+    if apart:
+        out.append(f" · {apart} after its horizon, not judged", style="yellow")
+    return out
+
+
+def _when(e: Eviction | None, k: KernelKill | None) -> datetime | None:
+    """A side's time: its eviction's, else its kernel kill's (the difference column says which)."""
+    return e.time if e is not None else (k.time if k is not None else None)
 
 
 def pair_records(pairs: list[EvictionPair]) -> tuple[list[Column], list[Record]]:
@@ -35,8 +73,15 @@ def pair_records(pairs: list[EvictionPair]) -> tuple[list[Column], list[Record]]
     records = [
         Record(
             p.key,
-            (f"{p.namespace}/{p.pod}", p.node, p.a.time if p.a else None, p.b.time if p.b else None, p.status),
-            STATUS_STYLE.get(p.status, ""),
+            (
+                f"{p.namespace}/{p.pod}",
+                p.node,
+                _when(p.a, p.a_kill),
+                _when(p.b, p.b_kill),
+                p.status,
+            ),
+            KILL_STYLE if p.killed else STATUS_STYLE.get(p.status, ""),
+            "✖" if p.killed else "",
         )
         for p in pairs
     ]
@@ -45,10 +90,13 @@ def pair_records(pairs: list[EvictionPair]) -> tuple[list[Column], list[Record]]
 
 def pair_text(pair: EvictionPair, a_label: str, b_label: str) -> Text:
     out = Text()
-    out.append(f"A · {a_label}\n", style="bold")
-    out.append((pair.a.message if pair.a else "(not evicted)") + "\n\n")
-    out.append(f"B · {b_label}\n", style="bold")
-    out.append((pair.b.message if pair.b else "(not evicted)") + "\n\n")
+    for side, label, e, k in (("A", a_label, pair.a, pair.a_kill), ("B", b_label, pair.b, pair.b_kill)):
+        out.append(f"{side} · {label}\n", style="bold")
+        if k is not None:
+            out.append(
+                f"✖ the kernel OOM-killed {kill_victim(k)} at {fmt_clock(k.time)} (not the kubelet)\n", style=KILL_STYLE
+            )
+        out.append((e.message if e else "(not evicted)") + "\n\n")
     if pair.a and pair.b and pair.a.message != pair.b.message:
         out.append("A → B (red: only in A; green: only in B)\n", style="bold")
         out.append_text(marked_diff(pair.a.message, pair.b.message))
@@ -83,10 +131,14 @@ class CompareScreen(ResultsScreen):
             Text.assemble(
                 ("A: ", "bold"),
                 self.a.label,
+                " · ",
+                kernel_summary(self.a.result),
                 "\n",
                 ("B: ", "bold"),
                 self.b.label,
-                f"\n{len(self.pairs)} pods evicted in either · {differ} differ",
+                " · ",
+                kernel_summary(self.b.result),
+                f"\n{len(self.pairs)} pods evicted or OOM-killed in either · {differ} differ",
             )
         )
         self.query_one("#pairs", RecordTable).show(*pair_records(self.pairs))
