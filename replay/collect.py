@@ -115,8 +115,12 @@ def allocatable(run: NodeRun) -> dict[str, int]:
     return {r: nodes[0].allocatable[r].int_value() for r in OVERCOMMIT_RESOURCES if r in nodes[0].allocatable}
 
 
-def eviction_record(p: Pass, run: NodeRun, eviction: KubeletEviction, eviction_id: int) -> Eviction:
-    """One eviction as the results model keeps it: the threshold, the observation, the full ranking and impact."""
+def eviction_record(
+    p: Pass, run: NodeRun, eviction: KubeletEviction, eviction_id: int, *, rankings: bool = True
+) -> Eviction:
+    """One eviction as the results model keeps it: the threshold, the observation, the full ranking and impact.
+    ``rankings`` False: no ranking (a search keeps every candidate's evictions on every node, each ranking every
+    pod of its node: what made its memory grow with the nodes)."""
     result: SyncResult = p.result
     pod = eviction.pod
     threshold = (
@@ -129,6 +133,7 @@ def eviction_record(p: Pass, run: NodeRun, eviction: KubeletEviction, eviction_i
         if obs is not None:
             observed = _int(obs.available)
             threshold_value = get_threshold_quantity(threshold.value, obs.capacity).int_value()
+    if threshold is not None and rankings:
         facts = rank_facts(
             result.ranking,
             result.stats,
@@ -218,11 +223,13 @@ class NodeAccumulator:
     """What one node's passes add up to, whichever path ran them: counts, condition intervals, evictions and
     the signal and overcommit frames (appended per pass or per chunk)."""
 
-    def __init__(self, node: str, *, frames: bool = True) -> None:
+    def __init__(self, node: str, *, frames: bool = True, rankings: bool = True) -> None:
         self.node = node
         self.frames = frames
         """Build the signal and overcommit frames (a what-if without an output directory, or a tuning search,
         needs only counts, conditions and evictions)."""
+        self.rankings = rankings
+        """Keep each eviction's ranking (a tuning search without an output directory reads none)."""
         self.passes = 0
         self.reasons: Counter[str] = Counter()
         self.errors: list[str] = []
@@ -272,7 +279,7 @@ class NodeAccumulator:
 
     def evicted(self, p: Pass, run: NodeRun, eviction: KubeletEviction) -> Eviction:
         self.first_eviction = self.first_eviction or p.time
-        record = eviction_record(p, run, eviction, len(self.evictions))
+        record = eviction_record(p, run, eviction, len(self.evictions), rankings=self.rankings)
         self.evictions.append(record)
         return record
 
@@ -330,9 +337,9 @@ def _concat_lazy(frames: list[pl.LazyFrame], schema: pl.Schema) -> pl.LazyFrame:
 class ReferenceNode:
     """The per-tick reference's passes of one node into a :class:`NodeAccumulator` (row by row)."""
 
-    def __init__(self, run: NodeRun, *, frames: bool = True) -> None:
+    def __init__(self, run: NodeRun, *, frames: bool = True, rankings: bool = True) -> None:
         self.run = run
-        self.acc = NodeAccumulator(run.node, frames=frames)
+        self.acc = NodeAccumulator(run.node, frames=frames, rankings=rankings)
         self.allocatable = allocatable(run)
         self._signals: dict[str, list[Any]] = {name: [] for name in SIGNALS_SCHEMA.names()}
         self._overcommit: dict[str, list[Any]] = {name: [] for name in OVERCOMMIT_SCHEMA.names()}
@@ -403,9 +410,11 @@ class ReferenceNode:
         return self.acc.partial(self.run, None if manager is None else manager.thresholds, spool)
 
 
-def reference_partial(run: NodeRun, spool: Path | None = None, *, frames: bool = True) -> NodePartial:
+def reference_partial(
+    run: NodeRun, spool: Path | None = None, *, frames: bool = True, rankings: bool = True
+) -> NodePartial:
     """One node on the per-tick reference path."""
-    node = ReferenceNode(run, frames=frames)
+    node = ReferenceNode(run, frames=frames, rankings=rankings)
     for p in run.passes():
         node.add(p)
     return node.partial(spool)

@@ -360,6 +360,7 @@ def hold_real_evictions(
     rerun: bool,
     spool: Path | None = None,
     frames: bool = True,
+    rankings: bool = True,
 ) -> list[list[str]]:
     """For each counterfactual request, the nodes with a real eviction it does not make: with ``rerun`` (the
     columnar path, which does not model the hold) those nodes are replayed again on the per-tick reference,
@@ -384,7 +385,7 @@ def hold_real_evictions(
         pods = index_pods_by_node(pods_of_nodes(rec.scan_objects(), nodes))
         for i, j in affected:
             name = partials[i][j].node
-            ref = ReferenceNode(NodeRun(rec, name, requests[i], pods.get(name, [])), frames=frames)
+            ref = ReferenceNode(NodeRun(rec, name, requests[i], pods.get(name, [])), frames=frames, rankings=rankings)
             for one in ref.run.passes():
                 ref.add(one)
             partials[i][j] = ref.partial(spool)

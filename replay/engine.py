@@ -47,6 +47,7 @@ NO_FRAMES = (
     "signals, overcommit, overcommit lead and the too-fast-for-the-loop moments were not computed for this "
     "run (a comparison needs only the evictions, counts and conditions)"
 )
+NO_RANKINGS = "the evictions' rankings were not kept for this run (a search reads only the evictions themselves)"
 
 Progress = Callable[[int], None]
 """Called with the number of passes just finished (of the recording, not times the variants)."""
@@ -75,6 +76,7 @@ def replay(
     chunk_ticks: int | None = None,
     frames: bool = True,
     closed_loop: bool = True,
+    rankings: bool = True,
 ) -> list[ReplayResult]:
     """One result per request, in order. ``names``: the nodes (all when None; unknown names and nodes with
     no data are errors, listed as skipped under ``skip_bad``). ``ray``: an address ("" for a local
@@ -82,7 +84,8 @@ def replay(
     signal and overcommit frames (empty in the results): what a comparison or a search needs is the counts,
     conditions and evictions, at a fraction of the cost. On a scenario recording, a request with other settings
     than the generating ones regenerates the closed loop (replay.scenario.closed_loop_replay; ``closed_loop``
-    False: never)."""
+    False: never). ``rankings=False`` leaves each eviction's ranking empty: a search over many candidates would
+    otherwise keep one ranking of every pod of the node per eviction, a memory that grows with the nodes."""
     from replay.collect import ResultBuilder
 
     if closed_loop:
@@ -105,6 +108,7 @@ def replay(
                     chunk_ticks=chunk_ticks,
                     frames=frames,
                     closed_loop=False,
+                    rankings=rankings,
                 )
 
             return closed_loop_replay(rec, requests, select_nodes(rec, names), run)
@@ -115,37 +119,55 @@ def replay(
     where = Path(spool.name)
     partials: list[list[NodePartial]]
     if reference:
-        partials = _reference(rec, requests, names, progress, where, frames)
+        partials = _reference(rec, requests, names, progress, where, frames, rankings)
     elif ray is not None:
         from replay.fast.parallel import partials_ray
 
         # no spool: Ray workers may be on other machines
-        partials = partials_ray(rec, requests, names, address=ray or None, frames=frames)
+        partials = partials_ray(rec, requests, names, address=ray or None, frames=frames, rankings=rankings)
         if progress is not None:
             progress(total_passes(rec, names))
     elif chunk_ticks is not None:
         from replay.fast.driver import replay_nodes
 
         partials = replay_nodes(
-            rec, requests, names, chunk_ticks=chunk_ticks, on_node=progress, spool=where, frames=frames
+            rec,
+            requests,
+            names,
+            chunk_ticks=chunk_ticks,
+            on_node=progress,
+            spool=where,
+            frames=frames,
+            rankings=rankings,
         )
     else:
         from replay.fast.parallel import partials_parallel
 
-        partials = partials_parallel(rec, requests, names, jobs=jobs, on_passes=progress, spool=where, frames=frames)
+        partials = partials_parallel(
+            rec, requests, names, jobs=jobs, on_passes=progress, spool=where, frames=frames, rankings=rankings
+        )
     held: list[list[str]] = [[] for _ in requests]
     if any(r.counterfactual for r in requests):  # pods really evicted that a variant keeps: held, on the reference
         from replay.counterfactual import hold_real_evictions
 
         held = hold_real_evictions(
-            rec, requests, names, partials, rerun=not reference, spool=None if ray is not None else where, frames=frames
+            rec,
+            requests,
+            names,
+            partials,
+            rerun=not reference,
+            spool=None if ray is not None else where,
+            frames=frames,
+            rankings=rankings,
         )
     results = []
     for request, parts, kept in zip(requests, partials, held, strict=True):
         builder = ResultBuilder(rec, request, spool=spool)
         for p in parts:
             builder.add(p)
-        results.append(builder.finish([*notes, *kept] if frames else [*notes, *kept, NO_FRAMES]))
+        results.append(
+            builder.finish([*notes, *kept, *([] if frames else [NO_FRAMES]), *([] if rankings else [NO_RANKINGS])])
+        )
     return results
 
 
@@ -156,6 +178,7 @@ def _reference(
     progress: Progress | None,
     spool: Path,
     frames: bool,
+    rankings: bool = True,
 ) -> list[list[NodePartial]]:
     from recordings.pod_timeline import index_pods_by_node
     from replay.collect import ReferenceNode
@@ -165,7 +188,7 @@ def _reference(
     out: list[list[NodePartial]] = [[] for _ in requests]
     for i, request in enumerate(requests):
         for name in names:
-            node = ReferenceNode(NodeRun(rec, name, request, pods.get(name, [])), frames=frames)
+            node = ReferenceNode(NodeRun(rec, name, request, pods.get(name, [])), frames=frames, rankings=rankings)
             for p in node.run.passes():
                 node.add(p)
                 if progress is not None and i == 0:

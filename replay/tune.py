@@ -838,7 +838,7 @@ def search(
     if closed:
         results = []
         for request in requests:
-            results += replay(rec, [request], names, jobs=jobs, ray=ray, frames=frames)
+            results += replay(rec, [request], names, jobs=jobs, ray=ray, frames=frames, rankings=frames)
             if progress is not None:
                 progress(1)
         notes.append(
@@ -846,7 +846,7 @@ def search(
             "stop, the kernel's OOM killer modelled between passes), so its kills and evictions are exact"
         )
     else:
-        results = replay(rec, requests, names, jobs=jobs, ray=ray, frames=frames, progress=progress)
+        results = replay(rec, requests, names, jobs=jobs, ray=ray, frames=frames, rankings=frames, progress=progress)
         notes.append(
             "a recording: each candidate is the counterfactual answer (a pod it evicts stops using memory), which "
             "holds per node only until its horizon ('as recorded until'); real kills and OOM-risk moments after a "

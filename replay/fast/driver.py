@@ -69,7 +69,7 @@ def unsupported(request: SettingsRequest, run: NodeRun) -> str | None:
 class NodeReplay:
     """One node under one request, fed chunk by chunk."""
 
-    def __init__(self, run: NodeRun, *, frames: bool = True) -> None:
+    def __init__(self, run: NodeRun, *, frames: bool = True, rankings: bool = True) -> None:
         self.run = run
         self.node = run.node
         self.cfg = run.settings.config
@@ -78,7 +78,7 @@ class NodeReplay:
         self.fast: FastManager | None = None
         self.no_thresholds = False
         self.storage: frozenset[int] = frozenset()
-        self.acc = NodeAccumulator(run.node, frames=frames)
+        self.acc = NodeAccumulator(run.node, frames=frames, rankings=rankings)
         self.until_tick: int | None = None
         """Stop after this tick, and run the reference manager at it whatever the columns say (a moment)."""
         self.stop_at_eviction = False
@@ -545,23 +545,30 @@ def replay_nodes(
     pods: dict[str, list[PodVersion]] | None = None,
     spool: Path | None = None,
     frames: bool = True,
+    rankings: bool = True,
 ) -> list[list[NodePartial]]:
     """Partials per request (outer) and node (inner, in ``names`` order); each node's columns read once.
-    ``spool``: where the partials' large frames are written (see :meth:`NodeAccumulator.partial`)."""
+    ``spool``: where the partials' large frames are written (see :meth:`NodeAccumulator.partial`);
+    ``rankings`` False: the evictions without their rankings (see :func:`replay.collect.eviction_record`)."""
     if pods is None:
         pods = index_pods_by_node(rec.scan_objects().collect())
     out: list[list[NodePartial]] = [[] for _ in requests]
     for g in range(0, len(names), GROUP_NODES):
         group = names[g : g + GROUP_NODES]
         runs = {name: _node_runs(rec, name, requests, pods.get(name, [])) for name in group}
-        replays = {name: [NodeReplay(run, frames=frames) for run in node_runs] for name, node_runs in runs.items()}
+        replays = {
+            name: [NodeReplay(run, frames=frames, rankings=rankings) for run in node_runs]
+            for name, node_runs in runs.items()
+        }
         fast = {name: [r for r in rs if not r.fallback] for name, rs in replays.items()}
         _run_group(rec, {name: rs for name, rs in fast.items() if rs}, pods, chunk_ticks)
         for name in group:
             for i, r in enumerate(replays[name]):
                 # the fallback starts from a fresh run: the fast start may have set up (and first-passed) a manager
                 out[i].append(
-                    reference_partial(NodeRun(rec, name, requests[i], pods.get(name, [])), spool, frames=frames)
+                    reference_partial(
+                        NodeRun(rec, name, requests[i], pods.get(name, [])), spool, frames=frames, rankings=rankings
+                    )
                     if r.fallback
                     else r.finish(spool)
                 )

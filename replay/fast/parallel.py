@@ -45,6 +45,7 @@ def replay_shard(
     session: str | None = None,
     spool: str | None = None,
     frames: bool = True,
+    rankings: bool = True,
 ) -> list[list[NodePartial]]:
     """One task: its nodes under every request, with only those nodes' pods indexed. Within one ``session``
     (one replay's pool) the opened recording is kept for the worker's next tasks."""
@@ -56,14 +57,27 @@ def replay_shard(
         if session:
             _OPENED[key] = rec
     pods = index_pods_by_node(pods_of_nodes(rec.scan_objects(), nodes))
-    return replay_nodes(rec, requests, nodes, pods=pods, spool=None if spool is None else Path(spool), frames=frames)
+    return replay_nodes(
+        rec,
+        requests,
+        nodes,
+        pods=pods,
+        spool=None if spool is None else Path(spool),
+        frames=frames,
+        rankings=rankings,
+    )
 
 
 def replay_shard_frames(
-    path: str, skip_bad: bool, requests: Sequence[SettingsRequest], nodes: Sequence[str], frames: bool
+    path: str,
+    skip_bad: bool,
+    requests: Sequence[SettingsRequest],
+    nodes: Sequence[str],
+    frames: bool,
+    rankings: bool,
 ) -> list[list[NodePartial]]:
     """:func:`replay_shard` for Ray (no session, no spool: its workers may be elsewhere)."""
-    return replay_shard(path, skip_bad, requests, nodes, frames=frames)
+    return replay_shard(path, skip_bad, requests, nodes, frames=frames, rankings=rankings)
 
 
 def _shards(names: Sequence[str], n: int) -> list[list[str]]:
@@ -97,11 +111,12 @@ def partials_parallel(
     on_passes: Callable[[int], None] | None = None,
     spool: Path | None = None,
     frames: bool = True,
+    rankings: bool = True,
 ) -> list[list[NodePartial]]:
     """Partials per request and node (in ``names`` order) over ``jobs`` local processes (1: this process);
     with a ``spool`` directory the workers write the large frames there instead of sending them back."""
     if jobs <= 1 or len(names) <= 1:
-        return replay_nodes(rec, requests, names, on_node=on_passes, spool=spool, frames=frames)
+        return replay_nodes(rec, requests, names, on_node=on_passes, spool=spool, frames=frames, rankings=rankings)
     shards = _tasks(names, jobs)
     context = multiprocessing.get_context(
         "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
@@ -118,6 +133,7 @@ def partials_parallel(
                 session,
                 None if spool is None else str(spool),
                 frames,
+                rankings,
             )
             for s in shards
         ]
@@ -137,6 +153,7 @@ def partials_ray(
     address: str | None = None,
     tasks: int | None = None,
     frames: bool = True,
+    rankings: bool = True,
 ) -> list[list[NodePartial]]:
     """The same per-node tasks on a Ray cluster (``address``; None: an already initialised or local one).
 
@@ -147,5 +164,5 @@ def partials_ray(
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
     remote = ray.remote(replay_shard_frames)
     shards = _shards(names, tasks or len(names))
-    refs = [remote.remote(str(rec.root.resolve()), rec.skip_bad, list(requests), s, frames) for s in shards]
+    refs = [remote.remote(str(rec.root.resolve()), rec.skip_bad, list(requests), s, frames, rankings) for s in shards]
     return _merge(names, shards, ray.get(refs), len(requests))
