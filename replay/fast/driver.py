@@ -526,6 +526,13 @@ class NodeReplay:
         return out.cast(dict(SIGNALS_SCHEMA))  # type: ignore[arg-type]
 
     # -- the end ------------------------------------------------------------------------------
+    def release(self) -> None:
+        """After the node's last chunk: the per-tick removals (``--counterfactual``; a day's, per request) are not
+        read again, and a group keeps its nodes' replays until its last node is done."""
+        self._removed = empty_usage()
+        self._frame = None
+        self._usage = None
+
     def finish(self, spool: Path | None = None) -> NodePartial:
         manager = self.run.manager
         return self.acc.partial(self.run, None if manager is None else manager.thresholds, spool)
@@ -635,6 +642,8 @@ def _run_group(
             summaries = node.summaries(sorted(wanted))
             for r in rs:
                 r.run_chunk(chunk, summaries)
+                if node.pass_ticks[-1] < hi:  # the node's last chunk: its removals go now, not with the group
+                    r.release()
 
 
 def pass_times(rec: Recording, run: NodeRun) -> list[tuple[int, int]]:

@@ -76,3 +76,26 @@ def test_a_search_without_an_output_keeps_no_ranking(tmp_path: Path) -> None:
     outcome = search(rec, space, names=rec.nodes())
     assert any(r.evictions for r in outcome.results)
     assert all(not e.ranking for r in outcome.results for e in r.evictions)
+
+
+def test_a_nodes_counterfactual_removals_go_after_its_last_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A group keeps its nodes' replays until the last node is done; each request's per-tick removals of a node
+    (a day's: ~1 MB per request) must not stay with them."""
+    from replay.fast import driver
+
+    path = _write(tmp_path / "rec", _spec())
+    request = SettingsRequest(
+        kubelet_version="1.32", overrides=FlagOverrides(eviction_hard=("memory.available<1Gi",)), counterfactual=True
+    )
+    run_group = driver._run_group
+    left: list[int] = []
+
+    def spied(rec: Any, replays: dict[str, list[driver.NodeReplay]], pods: Any, chunk_ticks: int) -> None:
+        run_group(rec, replays, pods, chunk_ticks)
+        left.extend(r._removed.height for rs in replays.values() for r in rs)
+
+    monkeypatch.setattr(driver, "_run_group", spied)
+    (result,) = engine.replay(open_recording(path), [request], frames=False, chunk_ticks=2)
+    assert result.evictions and left and not any(left)
