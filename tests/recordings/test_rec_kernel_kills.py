@@ -21,6 +21,9 @@ from recordings.reader import open_recording
 from replay import results_io
 from replay.engine import replay_recording
 from replay.results import ReplayResult
+from tui.results_view import ResultsView
+from tui.timeline_model import TimelineModel
+from tui.widgets.signal_plot import legend
 
 VICTIM, PID = "java", 4242
 
@@ -154,3 +157,25 @@ def test_replay_prints_and_writes_the_kernel_kills_next_to_the_evictions(
     loaded = results_io.load(out)
     assert loaded.kernel_kills == reference.kernel_kills and loaded.ready_transitions == reference.ready_transitions
     assert loaded.same_as(reference)
+
+
+def test_the_tui_timeline_marks_the_recorded_kills_and_the_overview_lists_them(
+    recorded: Recorded, reference: ReplayResult
+) -> None:
+    """Issue 17's acceptance on the test API server's recording: the OOMKilled container and the SystemOOM
+    Events reach the TUI — each distinct kill a row, and a ✖ mark on node-000's memory timeline."""
+    view = ResultsView.from_result(reference, "as recorded", str(recorded.path))
+    kills = view.kills("node-000")
+    assert {k.kind for k in kills} == {"OOMKilled", "SystemOOM"}  # a container kill and a second system kill
+    assert len(kills) == 2 and view.not_ready() == {"node-001": "False"}
+    model = TimelineModel(
+        view.node("node-000"),
+        view.node_series("node-000"),
+        view.result.conditions,
+        view.evictions_of("node-000"),
+        view.real_of("node-000"),
+        kills,
+    )
+    data = model.plot(80)
+    assert [m for m in data.markers if m.kind == "kernel"]
+    assert "✖ kernel OOM kill" in legend(data).plain
