@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import datetime as dt
 import os
 import sys
@@ -243,8 +244,12 @@ class ExecCredentialAuth(httpx2.Auth):
             raise self._not_found() from None
         except OSError as exc:
             raise self._failed(f"cannot run it ({exc.strerror})") from None
-        stdout, stderr = await proc.communicate()
-        return self._parse(proc.returncode or 0, stdout, stderr)
+        reads = [asyncio.ensure_future(_bounded(proc.stdout, proc)), asyncio.ensure_future(_bounded(proc.stderr, proc))]
+        out, err = await asyncio.gather(*reads)
+        await proc.wait()
+        if out is None or err is None:
+            raise self._failed(f"wrote more than {OUTPUT_LIMIT >> 20} MiB (an ExecCredential is a few KiB)")
+        return self._parse(proc.returncode or 0, out, err if proc.stderr is not None else None)
 
     # -- the cached credential ------------------------------------------------------------
     async def credential(self, *, rejected: Credential | None = None) -> Credential:
@@ -272,3 +277,23 @@ class ExecCredentialAuth(httpx2.Auth):
 
     def sync_auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, httpx2.Response, None]:
         raise NotImplementedError("the recorder only uses asynchronous clients")
+
+
+OUTPUT_LIMIT = 1 << 20
+"""What a credential plugin may write (stdout, and stderr when captured): an ExecCredential is a few KiB, and a
+plugin gone wrong must not be read until memory runs out."""
+
+
+async def _bounded(stream: asyncio.StreamReader | None, proc: asyncio.subprocess.Process) -> bytes | None:
+    """All of ``stream`` up to :data:`OUTPUT_LIMIT`; past it the plugin is killed (its other stream then ends
+    too) and the answer is None; b"" for no stream."""
+    if stream is None:
+        return b""
+    data = bytearray()
+    while chunk := await stream.read(1 << 16):
+        data += chunk
+        if len(data) > OUTPUT_LIMIT:
+            with contextlib.suppress(ProcessLookupError):  # it may have exited meanwhile
+                proc.kill()
+            return None
+    return bytes(data)

@@ -13,6 +13,7 @@ import datetime as dt
 import os
 import pty
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -210,3 +211,17 @@ def test_records_with_a_v1_exec_plugin_end_to_end(server: FakeServer, tmp_path: 
     rec = open_recording(out)
     assert rec.nodes() == ["node-000", "node-001", "node-002"] and all(t.ok for t in rec.ticks())
     assert len(plugin_runs(log)) == 1, "one token for the version check, lists, watches and every poll"
+
+
+def test_a_plugin_writing_without_end_is_stopped_at_the_output_bound_in_one_line(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    """Issue 19 §7: a credential plugin's output is read up to 1 MiB, never until memory runs out."""
+    endless = "import sys\nwhile True: sys.stdout.write('x' * 65536)"
+    kc = write_kubeconfig(
+        server,
+        tmp_path / "kubeconfig",
+        exec_changes={"apiVersion": V1, "interactiveMode": "Never", "command": sys.executable, "args": ["-c", endless]},
+    )
+    with pytest.raises(CredentialError, match=r"wrote more than 1 MiB \(an ExecCredential is a few KiB\)"):
+        asyncio.run(_versions(KubeClient.build(_opts(kc))))
