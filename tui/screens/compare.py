@@ -12,7 +12,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Static
 
 from replay.compare import EvictionPair, align
 from replay.kernel import Judged, judge
@@ -22,6 +22,7 @@ from tui.fmt import fmt_clock
 from tui.results_view import ResultsView
 from tui.screens.base import ResultsScreen
 from tui.widgets.record_table import Column, Record, RecordTable
+from tui.widgets.title_header import TitleHeader
 
 if TYPE_CHECKING:
     pass
@@ -113,7 +114,7 @@ class CompareScreen(ResultsScreen):
         self.pairs: list[EvictionPair] = []
 
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=False)
+        yield TitleHeader()
         yield Static(id="compare-title")
         yield RecordTable(id="pairs")
         with VerticalScroll(id="compare-messages"):

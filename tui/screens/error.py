@@ -8,9 +8,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Static
 
 from kube.errors import EXIT_BAD_INPUT
+from tui.widgets.title_header import TitleHeader
 
 
 class ErrorScreen(Screen[None]):
@@ -25,7 +26,7 @@ class ErrorScreen(Screen[None]):
         self.problem = problem
 
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=False)
+        yield TitleHeader()
         with Vertical(id="error-box"):
             yield Static("Cannot open this", id="error-title")
             yield Static(self.what, id="error-what", markup=False)

@@ -12,7 +12,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Static, TextArea
+from textual.widgets import DataTable, Footer, Static, TextArea
 from textual.worker import get_current_worker
 
 from kube.quantity import Quantity
@@ -26,6 +26,7 @@ from tui.messages import CursorMoved
 from tui.screens.base import ResultsScreen
 from tui.screens.overview import decided_text
 from tui.widgets.record_table import Column, Record, RecordTable
+from tui.widgets.title_header import TitleHeader
 
 
 def impact_of(e: Eviction) -> tuple[bool | None, str]:
@@ -313,7 +314,7 @@ class EvictionScreen(MomentScreen):
 
     def compose(self) -> ComposeResult:
         e = self.eviction
-        yield Header(show_clock=False)
+        yield TitleHeader()
         with VerticalScroll(id="eviction-body"):
             yield Static(head_text(e), id="eviction-head")
             yield Static("Event message and annotations (c copies the message, y the annotations)", classes="section")
@@ -426,7 +427,7 @@ class RealEvictionScreen(MomentScreen):
 
     def compose(self) -> ComposeResult:
         real = self.match.real
-        yield Header(show_clock=False)
+        yield TitleHeader()
         with VerticalScroll(id="eviction-body"):
             head = Text()
             head.append(f"{real.namespace}/{real.pod}", style="bold")

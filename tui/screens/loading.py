@@ -5,7 +5,9 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Center, Middle
 from textual.screen import Screen
-from textual.widgets import Footer, Header, ProgressBar, Static
+from textual.widgets import Footer, ProgressBar, Static
+
+from tui.widgets.title_header import TitleHeader
 
 
 class LoadingScreen(Screen[None]):
@@ -14,7 +16,7 @@ class LoadingScreen(Screen[None]):
         self.what = what
 
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=False)
+        yield TitleHeader()
         with Middle(), Center():
             yield Static(f"Opening {self.what}", id="loading-what")
             yield ProgressBar(id="loading-bar", show_eta=False)

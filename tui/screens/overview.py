@@ -10,7 +10,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Footer, Input, Static
 
 from replay.kernel import SAME_KILL_S
 from replay.replay_report import fmt_bytes, kill_victim
@@ -22,6 +22,7 @@ from tui.results_view import ResultsView
 from tui.screens.base import ResultsScreen
 from tui.screens.confirm import ConfirmScreen
 from tui.widgets.record_table import Column, Record, RecordTable
+from tui.widgets.title_header import TitleHeader
 
 
 def next_to_go(view: ResultsView, at: datetime | None = None) -> dict[str, tuple[str, str]]:
@@ -218,7 +219,7 @@ class OverviewScreen(ResultsScreen):
     ]
 
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=False)
+        yield TitleHeader()
         yield Static(id="overview-title")
         yield Input(
             placeholder="filter nodes and pods by name (enter: into the results)", id="filter", classes="hidden"

@@ -10,7 +10,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Static
 from textual_plotext import PlotextPlot
 
 from replay.podview import PodSeries
@@ -20,6 +20,7 @@ from tui.fmt import fmt_clock
 from tui.screens.base import ResultsScreen
 from tui.screens.eviction import impact_of
 from tui.widgets.signal_plot import y_ticks
+from tui.widgets.title_header import TitleHeader
 
 CONTAINER_COLORS = (
     ("green+", "bright_green"),
@@ -56,7 +57,7 @@ class PodScreen(ResultsScreen):
         self.draw()
 
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=False)
+        yield TitleHeader()
         yield Static(f"{self.namespace}/{self.pod} on {self.node}", id="pod-title")
         yield PlotextPlot(id="pod-plot")
         yield Static(id="pod-legend")

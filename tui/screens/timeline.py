@@ -13,7 +13,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Static
 
 from replay.replay_report import kill_victim, too_fast_text
 from replay.views import SHORT_SIGNAL
@@ -23,6 +23,7 @@ from tui.screens.base import ResultsScreen
 from tui.screens.overview import kill_cause
 from tui.timeline_model import TimelineModel
 from tui.widgets.signal_plot import SignalPlot, legend
+from tui.widgets.title_header import TitleHeader
 
 
 def pass_index(model: TimelineModel, when: datetime) -> int:
@@ -95,7 +96,7 @@ class TimelineScreen(ResultsScreen):
         return self.node
 
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=False)
+        yield TitleHeader()
         yield Static(f"{self.node}: loading its signals…", id="timeline-title")
         yield SignalPlot(id="plot")
         yield Static(id="plot-legend")

@@ -10,7 +10,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Button, Checkbox, DataTable, Footer, Header, Input, Label, ProgressBar, Select, Static
+from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, ProgressBar, Select, Static
 
 from kube.duration import format_duration
 from kube.errors import EvictlensError
@@ -24,6 +24,7 @@ from replay.views import is_bytes
 from tui.messages import CompareResults, RunWhatIf, UseResult
 from tui.screens.base import ResultsScreen
 from tui.widgets.record_table import Column, Record, RecordTable
+from tui.widgets.title_header import TitleHeader
 
 PER_NODE = "per node"
 FIELDS = (
@@ -109,7 +110,7 @@ class WhatIfScreen(ResultsScreen):
     """The what-if replay under way (its label), None when idle: Run is off meanwhile (one run at a time)."""
 
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=False)
+        yield TitleHeader()
         with VerticalScroll(id="whatif-body"):
             yield Static(
                 "Replay the same recording with other settings. Empty fields keep each node's "
