@@ -213,7 +213,8 @@ class TimelineModel:
         self.window = (lo, lo + width - 1)
 
     def jump(self, forward: bool) -> Marker | None:
-        """Move to the next (or previous) eviction marker; None when there is none that way."""
+        """Move to the next (or previous) marker (an eviction, predicted or real, or a kernel kill); None when there
+        is none that way."""
         marks = self.markers()
         pick = (
             [m for m in marks if m.index > self.cursor][:1]

@@ -222,8 +222,8 @@ async def test_question_mark_lists_every_binding_of_the_screen(sample_cache: Pat
         assert {
             "Zoom in",
             "Zoom out",
-            "Next eviction",
-            "Prev eviction",
+            "Next eviction/kill",
+            "Prev eviction/kill",
             "Back",
             "Help",
             "What-if",

@@ -70,31 +70,30 @@ def node_table(
     kills: dict[str, int] = {}
     for k in view.kills():
         kills[k.node or "?"] = kills.get(k.node or "?", 0) + 1
-    columns = [Column("node", "node", _node_fmt(view.not_ready())), Column("kubelet", "kubelet")]
-    columns += [
-        Column(f"pressure_{c}", c.removesuffix("Pressure") + " pressure", fmt_duration, right=True) for c in CONDITIONS
-    ]
-    columns += [
+    # what happened first (an 80-column terminal shows node, evictions and kills), then why, then the setting
+    columns = [
+        Column("node", "node", _node_fmt(view.not_ready())),
         Column("predicted", "predicted", right=True),
         Column("real", "real", right=True),
         Column("kernel_kills", "kernel kills", _kills_fmt, right=True),
-        Column("next", "next to go"),
-        Column("next_margin", "kept by"),
     ]
+    columns += [
+        Column(f"pressure_{c}", c.removesuffix("Pressure") + " pressure", fmt_duration, right=True) for c in CONDITIONS
+    ]
+    columns += [Column("next", "next to go"), Column("next_margin", "kept by")]
     columns += [Column(f"lowest_{s}", f"low {SHORT_SIGNAL.get(s, s)}", _signal_fmt(s), right=True) for s in signals]
-    columns += [Column("overcommit", "peak mem limits/alloc", fmt_ratio, right=True)]
+    columns += [Column("overcommit", "peak mem limits/alloc", fmt_ratio, right=True), Column("kubelet", "kubelet")]
     parted = any(n.horizon is not None for n in view.nodes)  # the column only when a node parts ways
     if parted:
         columns += [Column("horizon", "as recorded until", fmt_clock)]
     upcoming = next_to_go(view, at)
     records = []
     for n in view.nodes:
-        values: list[Any] = [n.node, n.kubelet_version]
+        values: list[Any] = [n.node, predicted.get(n.node, 0), real.get(n.node, 0), kills.get(n.node, 0)]
         values += [pressure.get((n.node, c)) for c in CONDITIONS]
-        values += [predicted.get(n.node, 0), real.get(n.node, 0), kills.get(n.node, 0)]
         values += [*upcoming.get(n.node, (None, None))]
         values += [lowest.get((n.node, s)) for s in signals]
-        values += [overcommit.get(n.node)]
+        values += [overcommit.get(n.node), n.kubelet_version]
         if parted:
             values += [n.horizon]
         style = "bold" if predicted.get(n.node) or real.get(n.node) or kills.get(n.node) else ""

@@ -68,8 +68,8 @@ class TimelineScreen(ResultsScreen):
         Binding("end", "edge(1)", "Last pass", show=False),
         Binding("plus,equals_sign,i", "zoom(0.5)", "Zoom in", key_display="+"),
         Binding("minus,o", "zoom(2)", "Zoom out", key_display="-"),
-        Binding("n,right_square_bracket", "jump(1)", "Next eviction", key_display="n"),
-        Binding("p,left_square_bracket", "jump(0)", "Prev eviction", key_display="p"),
+        Binding("n,right_square_bracket", "jump(1)", "Next eviction/kill", key_display="n"),
+        Binding("p,left_square_bracket", "jump(0)", "Prev eviction/kill", key_display="p"),
         Binding("tab,down,j", "signal(1)", "Next signal", key_display="tab"),
         Binding("shift+tab,up,k", "signal(-1)", "Prev signal", show=False),
         Binding("z", "zoom_y", "Zoom on thresholds"),
@@ -217,7 +217,7 @@ class TimelineScreen(ResultsScreen):
     def action_jump(self, forward: int) -> None:
         if self.model:
             if self.model.jump(bool(forward)) is None:
-                self.notify("no more evictions that way", timeout=2)
+                self.notify("no more evictions or kernel kills that way", timeout=2)
             self.redraw()
 
     def action_signal(self, step: int) -> None:

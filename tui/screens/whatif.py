@@ -160,8 +160,9 @@ class WhatIfScreen(ResultsScreen):
         columns = [
             Column("result", "result"),
             Column("label", "settings"),
-            Column("evictions", "evictions"),
-            Column("exact", "real with exact message"),
+            Column("evictions", "evictions", right=True),
+            Column("kills", "kernel kills", right=True),
+            Column("exact", "real with exact message", right=True),
             Column("current", ""),
         ]
         records = [
@@ -171,6 +172,7 @@ class WhatIfScreen(ResultsScreen):
                     "A" if i == 0 else str(i + 1),
                     v.label,
                     len(v.result.evictions),
+                    len(v.kills()),
                     sum(1 for m in v.result.matches if m.same_message),
                     "◀ current" if i == app.current else "",
                 ),
