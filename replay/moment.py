@@ -10,24 +10,74 @@ conditions held by the transition period.
 from __future__ import annotations
 
 import dataclasses
+import tempfile
+from pathlib import Path
 
 from recordings.reader import Recording
-from replay.engine import Moment, NodeRun, Pass
+from replay.engine import Moment, MomentPass, NodeRun, Pass
 from replay.engine import moment as engine_moment
 from replay.explain import Explanation, ObservationRow, manager_state
 from replay.kubelet.duration import format_duration
 from replay.kubelet.ranking import RankFacts, rank_facts
 from replay.kubelet.thresholds import get_threshold_quantity
+from replay.scenario import differs
 from replay.settings import SettingsRequest
 
 
 def explain_moment(
     rec: Recording, request: SettingsRequest, node: str | None, moment: Moment, *, jobs: int = 1
 ) -> Explanation:
+    """The moment as these settings would have lived it. On a scenario's recording with other settings the
+    scenario runs again with them (the closed loop, as ``whatif`` does): the moment is of that run, exact.
+    On any other recording with other settings the pass reads the recorded usage, which holds only until the
+    replay and the recording part ways (a pod evicted in one and not the other): a later moment says so."""
+    from replay.scenario import can_regenerate
+
+    if can_regenerate(rec, request):
+        return _explain_regenerated(rec, request, node, moment, jobs=jobs)
     found = engine_moment(rec, request, node, moment, jobs=jobs)
     explanation = explanation_of(found.run, found.p, moment)
     source = tuple(f"recording source ({rec.manifest.source}): {note}" for note in rec.manifest.notes)
-    return dataclasses.replace(explanation, notes=(*explanation.notes, *found.notes, *source))
+    parted = _parted(rec, request, found) if differs(request) else ()
+    return dataclasses.replace(explanation, notes=(*explanation.notes, *found.notes, *parted, *source))
+
+
+def _explain_regenerated(
+    rec: Recording, request: SettingsRequest, node: str | None, moment: Moment, *, jobs: int
+) -> Explanation:
+    from replay.scenario import CLOSED_LOOP, regenerate
+
+    if moment.tick is not None:
+        # a tick of the recording, found by its time in the new run (a memcg notification can add ticks)
+        names = [node] if node else rec.nodes()
+        times = {t.index: t.time for t in rec.ticks(names[0])} if len(names) == 1 else {}
+        if moment.tick in times:
+            moment = Moment(at=times[moment.tick])
+    with tempfile.TemporaryDirectory(prefix="evictlens-closed-loop-") as tmp:
+        again = regenerate(rec, request, Path(tmp) / "rec")
+        found = engine_moment(again.recording, again.request, node, moment, jobs=jobs)
+        explanation = explanation_of(found.run, found.p, moment)
+    note = (
+        f"{CLOSED_LOOP} ({again.describe()}): this moment is of the scenario run again with these settings (pods "
+        "this kubelet evicted stopped, controllers recreated them, the kernel acted on what was left), not of the "
+        "recorded run: exact, no horizon"
+    )
+    return dataclasses.replace(explanation, notes=(*explanation.notes, *found.notes, note))
+
+
+def _parted(rec: Recording, request: SettingsRequest, found: MomentPass) -> tuple[str, ...]:
+    """Where the node's replay with these settings and the recording part ways, when that is before the pass."""
+    from replay.engine import replay
+
+    (result,) = replay(rec, [request], [found.run.node])
+    horizon = next((n for n in result.nodes if n.node == found.run.node and n.horizon is not None), None)
+    if horizon is None or horizon.horizon is None or horizon.horizon >= found.p.time:
+        return ()
+    return (
+        f"as recorded only until {horizon.horizon.isoformat()} ({horizon.horizon_reason}): this pass is later, so "
+        "it reads usage recorded in a world these settings would have changed; `evictlens whatif` models what "
+        "follows (counterfactual)",
+    )
 
 
 def explanation_of(run: NodeRun, p: Pass, moment: Moment) -> Explanation:

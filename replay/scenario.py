@@ -392,10 +392,6 @@ def closed_loop_replay(
     recording's ground truth (the generating kubelet's evictions) for its matches, has no horizon (nothing is
     modelled: the loop is closed) and says so in its notes and ``settings.closed_loop``. ``--config``/``--configz``
     variants cannot be put into a scenario: they replay the recording, said in their notes."""
-    from recordings.reader import open_recording
-
-    gen = generated_with(rec)
-    assert gen is not None
     out: list[ReplayResult | None] = [None] * len(requests)
     plain = [
         i
@@ -419,16 +415,49 @@ def closed_loop_replay(
     for i, request in enumerate(requests):
         if out[i] is not None:
             continue
-        scenario, flags, version = load_variant(gen, request)
-        gates = {**gen.feature_gates, **request.feature_gates}
         with tempfile.TemporaryDirectory(prefix="evictlens-closed-loop-") as tmp:
-            where = Path(tmp) / "rec"
-            run_scenario(scenario, where, feature_gates=gates or None, kubelet_flags=flags, kubelet_version=version)
-            regenerated = open_recording(where)
-            inner = dataclasses.replace(request, baseline=None, feature_gates=gates)
-            (result,) = replay(regenerated, [inner], names)
-        out[i] = _as_closed_loop(rec, request, result, flags, version)
+            again = regenerate(rec, request, Path(tmp) / "rec")
+            (result,) = replay(again.recording, [again.request], names)
+        out[i] = _as_closed_loop(rec, request, result, again.flags, again.version)
     return [r for r in out if r is not None]
+
+
+def can_regenerate(rec: Recording, request: SettingsRequest) -> bool:
+    """Whether this request's world is the recording's scenario run again (:func:`regenerate`): other settings
+    than the generating ones, on a recording that keeps its scenario, and no ``--config`` document the scenario
+    cannot take."""
+    if not regenerates(rec, [request]):
+        return False
+    return request.baseline is None or document_flags(request.baseline.document) is not None
+
+
+@dataclass(frozen=True)
+class Regenerated:
+    """The recording's scenario run again with a request's settings: the new recording, the request that
+    replays it (the variant's settings are now the generating ones) and those settings as flags."""
+
+    recording: Recording
+    request: SettingsRequest
+    flags: tuple[str, ...]
+    version: str | None
+
+    def describe(self) -> str:
+        how = " ".join([*(f"--kubelet-version={self.version}",) * bool(self.version), *self.flags])
+        return how or "the recorded settings"
+
+
+def regenerate(rec: Recording, request: SettingsRequest, where: Path) -> Regenerated:
+    """Run the recording's scenario again into ``where`` with the request's settings (the closed loop: evicted
+    pods stop, controllers recreate, the kernel acts on what the kubelet leaves)."""
+    from recordings.reader import open_recording
+
+    gen = generated_with(rec)
+    assert gen is not None
+    scenario, flags, version = load_variant(gen, request)
+    gates = {**gen.feature_gates, **request.feature_gates}
+    run_scenario(scenario, where, feature_gates=gates or None, kubelet_flags=flags, kubelet_version=version)
+    inner = dataclasses.replace(request, baseline=None, feature_gates=gates)
+    return Regenerated(open_recording(where), inner, tuple(flags), version)
 
 
 def _as_closed_loop(

@@ -220,3 +220,51 @@ def test_a_config_document_variant_replays_the_recording_and_says_it_was_not_reg
     assert as_config.evictions == () and "closed_loop" not in as_config.settings  # open loop: the pod was gone
     assert any("not regenerated from the scenario" in n for n in as_config.notes)
     assert [e.time.isoformat() for e in regenerated.evictions] == ["2025-01-01T00:01:10+00:00"]
+
+
+def _without_scenario(k3d: Path, tmp_path: Path) -> Path:
+    """The k3d recording as any recording (its scenario dropped): nothing to regenerate, the replay reads it."""
+    import shutil
+
+    plain = tmp_path / "plain"
+    shutil.copytree(k3d, plain)
+    manifest = json.loads((plain / "manifest.json").read_text())
+    for key in (DOCUMENT, GENERATED_WITH):
+        del manifest["options"][key]
+    (plain / "manifest.json").write_text(json.dumps(manifest))
+    return plain
+
+
+LOW = SettingsRequest(label="low", overrides=FlagOverrides(eviction_hard=("memory.available<500Mi",)))
+
+
+def test_explain_at_a_moment_with_other_settings_explains_the_regenerated_run(k3d: Path) -> None:
+    """At 70s the recorded hog is gone (evicted at 60s by the 1Gi kubelet); a 500Mi kubelet evicts it there."""
+    from replay.engine import Moment
+    from replay.moment import explain_moment
+
+    for moment in (Moment(at=datetime.fromisoformat("2025-01-01T00:01:10+00:00")), Moment(tick=7)):
+        explanation = explain_moment(open_recording(k3d), LOW, "k3d-dev-agent-0", moment)
+        (evicted,) = explanation.result.evictions
+        assert evicted.pod.name == "memory-hog"
+        assert "Threshold quantity: 500Mi, available: 354025Ki" in evicted.message
+        assert any(n.startswith(CLOSED_LOOP) for n in explanation.notes)
+
+
+def test_explain_with_other_settings_past_where_the_recording_parts_ways_says_so(k3d: Path, tmp_path: Path) -> None:
+    """A 1.5Gi kubelet evicts the hog at 10s; the recording kept it until 60s: a pass at 90s reads a world these
+    settings would have changed, one at 0s is still the recording's."""
+    from replay.engine import Moment
+    from replay.moment import explain_moment
+
+    rec = open_recording(_without_scenario(k3d, tmp_path))
+    high = SettingsRequest(label="high", overrides=FlagOverrides(eviction_hard=("memory.available<1.5Gi",)))
+    late = explain_moment(rec, high, None, Moment(at=datetime.fromisoformat("2025-01-01T00:01:30+00:00")))
+    (note,) = [n for n in late.notes if n.startswith("as recorded only until")]
+    assert "2025-01-01T00:00:10+00:00" in note and "memory-hog" in note
+    early = explain_moment(rec, high, None, Moment(at=datetime.fromisoformat("2025-01-01T00:00:05+00:00")))
+    assert not any(n.startswith("as recorded only until") for n in early.notes)
+    recorded = explain_moment(
+        rec, SettingsRequest(), None, Moment(at=datetime.fromisoformat("2025-01-01T00:01:30+00:00"))
+    )
+    assert not any(n.startswith("as recorded only until") for n in recorded.notes)
