@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scenario_copy import without_scenario
 
 from recordings.reader import open_recording
 from recordings.scenarios import load_scenario
@@ -73,6 +74,9 @@ def _whatif(rec: Path, capsys: pytest.CaptureFixture[str], *flags: str) -> Any:
     return json.loads(capsys.readouterr().out)
 
 
+LOW = SettingsRequest(label="low", overrides=FlagOverrides(eviction_hard=("memory.available<500Mi",)))
+
+
 def test_the_acceptance_number_is_what_the_yaml_gives() -> None:
     assert AVAILABLE_AT_70S == 354025
 
@@ -133,16 +137,8 @@ def test_the_replay_command_regenerates_too(k3d: Path, capsys: pytest.CaptureFix
 
 
 def test_an_old_scenario_recording_without_its_document_replays_open_loop(k3d: Path, tmp_path: Path) -> None:
-    import shutil
-
-    old = tmp_path / "old"
-    shutil.copytree(k3d, old)
-    manifest = json.loads((old / "manifest.json").read_text())
-    for key in (DOCUMENT, GENERATED_WITH):
-        del manifest["options"][key]
-    (old / "manifest.json").write_text(json.dumps(manifest))
-    low = SettingsRequest(label="low", overrides=FlagOverrides(eviction_hard=("memory.available<500Mi",)))
-    (result,) = replay(open_recording(old), [low], jobs=1)
+    old = without_scenario(k3d, tmp_path / "plain")
+    (result,) = replay(open_recording(old), [LOW], jobs=1)
     assert result.evictions == () and "closed_loop" not in result.settings
 
 
@@ -222,22 +218,6 @@ def test_a_config_document_variant_replays_the_recording_and_says_it_was_not_reg
     assert [e.time.isoformat() for e in regenerated.evictions] == ["2025-01-01T00:01:10+00:00"]
 
 
-def _without_scenario(k3d: Path, tmp_path: Path) -> Path:
-    """The k3d recording as any recording (its scenario dropped): nothing to regenerate, the replay reads it."""
-    import shutil
-
-    plain = tmp_path / "plain"
-    shutil.copytree(k3d, plain)
-    manifest = json.loads((plain / "manifest.json").read_text())
-    for key in (DOCUMENT, GENERATED_WITH):
-        del manifest["options"][key]
-    (plain / "manifest.json").write_text(json.dumps(manifest))
-    return plain
-
-
-LOW = SettingsRequest(label="low", overrides=FlagOverrides(eviction_hard=("memory.available<500Mi",)))
-
-
 def test_explain_at_a_moment_with_other_settings_explains_the_regenerated_run(k3d: Path) -> None:
     """At 70s the recorded hog is gone (evicted at 60s by the 1Gi kubelet); a 500Mi kubelet evicts it there."""
     from replay.engine import Moment
@@ -257,7 +237,7 @@ def test_explain_with_other_settings_past_where_the_recording_parts_ways_says_so
     from replay.engine import Moment
     from replay.moment import explain_moment
 
-    rec = open_recording(_without_scenario(k3d, tmp_path))
+    rec = open_recording(without_scenario(k3d, tmp_path / "plain"))
     high = SettingsRequest(label="high", overrides=FlagOverrides(eviction_hard=("memory.available<1.5Gi",)))
     late = explain_moment(rec, high, None, Moment(at=datetime.fromisoformat("2025-01-01T00:01:30+00:00")))
     (note,) = [n for n in late.notes if n.startswith("as recorded only until")]

@@ -6,17 +6,16 @@ recording the counterfactual variant's real kill comes after its horizon: not ju
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
+from scenario_copy import without_scenario
 
 from recordings.scenarios import bundled_names
 from replay.cli import main
 from replay.compare import COMPARE_SCHEMA
-from replay.scenario import DOCUMENT, GENERATED_WITH
 
 pytestmark = pytest.mark.skipif("jvm-spike" not in bundled_names(), reason="no bundled jvm-spike scenario")
 JVM = "orders-jvm-7d9c6b8f5-k2xqp"
@@ -43,13 +42,7 @@ def rec(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def plain(rec: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The same recording without its scenario: a variant gets the counterfactual answer, with a horizon."""
-    out = tmp_path_factory.mktemp("plain") / "rec"
-    shutil.copytree(rec, out)
-    manifest = json.loads((out / "manifest.json").read_text())
-    for key in (DOCUMENT, GENERATED_WITH):
-        del manifest["options"][key]
-    (out / "manifest.json").write_text(json.dumps(manifest))
-    return out
+    return without_scenario(rec, tmp_path_factory.mktemp("plain") / "rec")
 
 
 def _json(capsys: pytest.CaptureFixture[str], rec: Path) -> dict[str, Any]:

@@ -6,15 +6,14 @@ workload as a plain recording gets the counterfactual answer with its horizon.""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from scenario_copy import without_scenario
 
 from recordings.scenarios import bundled_names
 from replay.cli import main
-from replay.scenario import DOCUMENT, GENERATED_WITH
 
 pytestmark = pytest.mark.skipif(
     "jvm-spike" not in bundled_names(), reason="the bundled jvm-spike scenario (issue 17 item 5) is not in this tree"
@@ -105,12 +104,7 @@ def test_the_write_ups_settings_are_a_candidate_that_evicts_at_2m40_with_no_kern
 def test_the_same_workload_as_a_plain_recording_gets_the_counterfactual_with_horizons(
     rec: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    plain = tmp_path / "plain"
-    shutil.copytree(rec, plain)
-    manifest = json.loads((plain / "manifest.json").read_text())
-    for key in (DOCUMENT, GENERATED_WITH):
-        del manifest["options"][key]
-    (plain / "manifest.json").write_text(json.dumps(manifest))
+    plain = without_scenario(rec, tmp_path / "plain")
     argv = ["tune", str(plain), "--memory-hard", "100Mi,10%", "--memory-soft", "none,20%", "--soft-grace", "30s"]
     assert main([*argv, "--json", "--jobs", "1"]) == 0
     doc = json.loads(capsys.readouterr().out)
