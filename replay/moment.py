@@ -25,14 +25,25 @@ from replay.settings import SettingsRequest
 
 
 def explain_moment(
-    rec: Recording, request: SettingsRequest, node: str | None, moment: Moment, *, jobs: int = 1
+    rec: Recording,
+    request: SettingsRequest,
+    node: str | None,
+    moment: Moment,
+    *,
+    jobs: int = 1,
+    closed_loop: bool = False,
 ) -> Explanation:
     """The moment as these settings would have lived it. On a scenario's recording with other settings the
     scenario runs again with them (the closed loop, as ``whatif`` does): the moment is of that run, exact.
     On any other recording with other settings the pass reads the recorded usage, which holds only until the
-    replay and the recording part ways (a pod evicted in one and not the other): a later moment says so."""
+    replay and the recording part ways (a pod evicted in one and not the other): a later moment says so.
+    ``closed_loop``: ``rec`` already is such a run (:func:`replay.scenario.regenerate`), explained as it is."""
     from replay.scenario import can_regenerate
 
+    if closed_loop:
+        found = engine_moment(rec, request, node, moment, jobs=jobs)
+        explanation = explanation_of(found.run, found.p, moment)
+        return dataclasses.replace(explanation, notes=(*explanation.notes, *found.notes, _closed_loop_note(None)))
     if can_regenerate(rec, request):
         return _explain_regenerated(rec, request, node, moment, jobs=jobs)
     found = engine_moment(rec, request, node, moment, jobs=jobs)
@@ -42,10 +53,20 @@ def explain_moment(
     return dataclasses.replace(explanation, notes=(*explanation.notes, *found.notes, *parted, *source))
 
 
+def _closed_loop_note(how: str | None) -> str:
+    from replay.scenario import CLOSED_LOOP
+
+    return (
+        f"{CLOSED_LOOP}{f' ({how})' if how else ''}: this moment is of the scenario run again with these settings "
+        "(pods this kubelet evicted stopped, controllers recreated them, the kernel acted on what was left), not of "
+        "the recorded run: exact, no horizon"
+    )
+
+
 def _explain_regenerated(
     rec: Recording, request: SettingsRequest, node: str | None, moment: Moment, *, jobs: int
 ) -> Explanation:
-    from replay.scenario import CLOSED_LOOP, regenerate
+    from replay.scenario import regenerate
 
     if moment.tick is not None:
         # a tick of the recording, found by its time in the new run (a memcg notification can add ticks)
@@ -57,11 +78,7 @@ def _explain_regenerated(
         again = regenerate(rec, request, Path(tmp) / "rec")
         found = engine_moment(again.recording, again.request, node, moment, jobs=jobs)
         explanation = explanation_of(found.run, found.p, moment)
-    note = (
-        f"{CLOSED_LOOP} ({again.describe()}): this moment is of the scenario run again with these settings (pods "
-        "this kubelet evicted stopped, controllers recreated them, the kernel acted on what was left), not of the "
-        "recorded run: exact, no horizon"
-    )
+    note = _closed_loop_note(again.describe())
     return dataclasses.replace(explanation, notes=(*explanation.notes, *found.notes, note))
 
 

@@ -8,6 +8,7 @@ each question is one query of :mod:`replay.views`, cached here. Everything else 
 
 from __future__ import annotations
 
+import tempfile
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,6 +22,15 @@ from replay.kernel import distinct_kills
 from replay.kubelet.config import FlagOverrides
 from replay.results import Eviction, KernelKill, Match, NodeResult, ReplayResult, TooFast
 from replay.settings import SettingsRequest
+
+
+@dataclass(frozen=True)
+class MomentInputs:
+    recording: Recording
+    request: SettingsRequest
+    notes: tuple[str, ...]
+    closed_loop: bool
+    """``recording`` is the scenario run again with the result's settings (explained as it is)."""
 
 
 @dataclass
@@ -39,6 +49,8 @@ class ResultsView:
     _recording: Recording | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _kills: tuple[tuple[KernelKill, ...], list[KernelKill]] | None = field(default=None, repr=False)
+    _world: tuple[Recording, SettingsRequest, tempfile.TemporaryDirectory[str]] | None = field(default=None, repr=False)
+    _world_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def from_result(
@@ -75,6 +87,43 @@ class ResultsView:
                 path = self.recording()
                 self._recording = None if path is None else open_recording(path)
             return self._recording
+
+    @property
+    def closed_loop(self) -> bool:
+        """The result is a scenario run again with other settings (replay.scenario.closed_loop_replay)."""
+        return bool(self.result.settings.get("closed_loop"))
+
+    def world(self) -> Recording | None:
+        """The recording this result's evictions happened in, for the views that read pods, containers and
+        moments: the replayed recording, or for a closed-loop result the scenario run again with its settings
+        (regenerated on first use, kept in a temporary directory while the TUI runs), where the pods it evicted
+        stopped and were recreated. None: the recording is not on disk."""
+        return self._regenerated()[0]
+
+    def moment_inputs(self) -> MomentInputs | None:
+        """What ``explain_moment`` replays a moment of this result from: :meth:`world` and the settings (for a
+        closed-loop result, the request that replays the regenerated run), with :meth:`settings_request`'s notes."""
+        rec, again = self._regenerated()
+        if rec is None:
+            return None
+        request, notes = self.settings_request()
+        return MomentInputs(rec, again or request, notes, closed_loop=again is not None)
+
+    def _regenerated(self) -> tuple[Recording | None, SettingsRequest | None]:
+        rec = self.open_recording()
+        if rec is None or not self.closed_loop:
+            return rec, None
+        with self._world_lock:
+            if self._world is None:
+                from replay.scenario import can_regenerate, regenerate
+
+                request, _notes = self.settings_request()
+                if not can_regenerate(rec, request):
+                    return rec, None
+                tmp = tempfile.TemporaryDirectory(prefix="evictlens-tui-closed-loop-")
+                again = regenerate(rec, request, Path(tmp.name) / "rec")
+                self._world = (again.recording, again.request, tmp)
+            return self._world[0], self._world[1]
 
     def evictions_of(self, node: str | None = None) -> list[Eviction]:
         return [e for e in self.result.evictions if node is None or e.node == node]

@@ -121,3 +121,33 @@ def test_a_results_directory_gives_back_the_settings_it_was_replayed_with(sample
     request, notes = open_results_dir(tmp_path / "out").settings_request()
     assert notes == ()
     assert request.describe() == asked.describe()
+
+
+def test_a_closed_loop_results_details_read_the_scenario_run_again_not_the_recorded_run(tmp_path: Path) -> None:
+    """jvm-spike as recorded: the kernel kills java at 03:24 and nothing is evicted. With a 1Gi hard threshold
+    the regenerated run evicts it at 03:00: its containers and that moment come from the regenerated run."""
+    from datetime import datetime
+
+    from replay.cli import main
+    from replay.engine import Moment, replay
+    from replay.kubelet.config import FlagOverrides
+    from replay.moment import explain_moment
+    from replay.podview import containers_at
+    from replay.settings import SettingsRequest
+
+    rec = tmp_path / "rec"
+    assert main(["scenario", "--sample", "jvm-spike", "-o", str(rec)]) == 0
+    request = SettingsRequest(label="1Gi", overrides=FlagOverrides(eviction_hard=("memory.available<1Gi",)))
+    (result,) = replay(open_recording(rec), [request], jobs=1)
+    (evicted,) = result.evictions
+    view = ResultsView.from_result(result, "1Gi", str(rec), request)
+    assert view.closed_loop
+    world = view.world()
+    assert world is not None and world.root != rec and view.world() is world  # regenerated once
+    assert [c.name for c in containers_at(world, evicted)] == ["orders"]
+    inputs = view.moment_inputs()
+    assert inputs is not None and inputs.closed_loop and inputs.recording is world
+    at = Moment(at=datetime.fromisoformat("2025-01-01T00:03:00+00:00"))
+    explanation = explain_moment(inputs.recording, inputs.request, evicted.node, at, closed_loop=True)
+    assert [e.message for e in explanation.result.evictions] == [evicted.message]
+    assert explanation.notes[-1].startswith("closed loop")

@@ -375,14 +375,16 @@ async def test_ctrl_u_in_a_field_fills_it_with_the_selected_nodes_current_value(
         assert filled.result.settings["overrides"]["--eviction-hard"] == "memory.available<1536Mi"
 
 
-async def test_the_rankings_follow_the_timeline_cursor(sample_cache: Path, tmp_path: Path) -> None:
+async def test_the_rankings_follow_the_timeline_cursor(sample_rec: Path, sample_cache: Path, tmp_path: Path) -> None:
     """An eviction's ranking is the one at the timeline's cursor: the eviction's own at its pass, the replay's
-    own pass elsewhere (here a 4Gi what-if, where the node stays under its threshold after the eviction), and
-    back (e) to the eviction's."""
+    own pass elsewhere (here a 4Gi what-if on the sample as a plain recording, where the recorded usage keeps the
+    node under its threshold after the eviction), and back (e) to the eviction's."""
+    from scenario_copy import without_scenario
+
     from replay.engine import Moment
     from replay.moment import explain_moment
 
-    app = _app(sample_cache, tmp_path)
+    app = _app(sample_cache, tmp_path, without_scenario(sample_rec, tmp_path / "plain"))
     async with app.run_test(size=SIZE) as pilot:
         form = await _whatif(app, pilot)
         form.query_one("#hard", Input).value = "memory.available<4Gi"

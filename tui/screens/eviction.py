@@ -228,13 +228,15 @@ class MomentScreen(ResultsScreen):
         from replay.engine import Moment
         from replay.moment import explain_moment
 
-        rec = self.view.open_recording()
-        if rec is None:
+        inputs = self.view.moment_inputs()
+        if inputs is None:
             why = Text(f"{fmt_clock(at[1])}: the recording is not on disk, no replay of that moment", style="yellow")
             self.app.call_from_thread(self.show_moment, at, why, ([], []))
             return
-        request, notes = self.view.settings_request()
-        explanation = explain_moment(rec, request, node, Moment(tick=at[0]))
+        explanation = explain_moment(
+            inputs.recording, inputs.request, node, Moment(tick=at[0]), closed_loop=inputs.closed_loop
+        )
+        notes = inputs.notes
         text = moment_text(explanation)
         for note in notes:
             text.append(f"\n{note}", style="dim")
@@ -367,7 +369,7 @@ class EvictionScreen(MomentScreen):
     def load_containers(self) -> None:
         from replay.podview import containers_at
 
-        rec = self.view.open_recording()
+        rec = self.view.world()
         if rec is None:
             return
         rows = containers_at(rec, self.eviction)
@@ -471,13 +473,17 @@ class RealEvictionScreen(MomentScreen):
         from replay.moment import explain_moment
 
         real = self.match.real
-        rec = self.view.open_recording()
-        if rec is None or real.node is None or real.time is None:
-            why = "the recording is not on disk" if rec is None else "the recording does not say on which node or when"
+        inputs = self.view.moment_inputs()
+        if inputs is None or real.node is None or real.time is None:
+            why = (
+                "the recording is not on disk" if inputs is None else "the recording does not say on which node or when"
+            )
             self.app.call_from_thread(self.query_one("#moment", Static).update, f"{why}: no replay of that moment")
             return
-        request, notes = self.view.settings_request()
-        explanation = explain_moment(rec, request, real.node, Moment(at=real.time))
+        explanation = explain_moment(
+            inputs.recording, inputs.request, real.node, Moment(at=real.time), closed_loop=inputs.closed_loop
+        )
+        notes = inputs.notes
         explanation = dataclasses.replace(explanation, notes=(*explanation.notes, *notes))
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._moment, explanation)

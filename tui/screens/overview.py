@@ -354,7 +354,7 @@ class OverviewScreen(ResultsScreen):
         """The pods whose name holds ``name`` on any node (the recording's pod stats); the first one opens."""
         from replay.podview import pods_named
 
-        rec = self.view.open_recording()
+        rec = self.view.world()
         if rec is None:
             self.app.call_from_thread(self.notify, "the recording is not on disk: no pods to find", severity="warning")
             return

@@ -77,7 +77,7 @@ class PodScreen(ResultsScreen):
     def load(self) -> None:
         from replay.podview import container_series, pod_series
 
-        rec = self.view.open_recording()
+        rec = self.view.world()
         if rec is None:
             self.app.call_from_thread(
                 self.query_one("#pod-title", Static).update, "the recording is not on disk: no usage to show"
