@@ -158,23 +158,24 @@ class WhatIfScreen(ResultsScreen):
             self.query_one("#whatif-progress", ProgressBar).add_class("hidden")
             self.query_one("#whatif-status", Static).update(f"{self.running_done()}: done")
         columns = [
+            # the counts before the settings' label, which can be long (seen at 80 columns)
             Column("result", "result"),
-            Column("label", "settings"),
+            Column("current", ""),
             Column("evictions", "evictions", right=True),
             Column("kills", "kernel kills", right=True),
             Column("exact", "real with exact message", right=True),
-            Column("current", ""),
+            Column("label", "settings"),
         ]
         records = [
             Record(
                 str(i),
                 (
                     "A" if i == 0 else str(i + 1),
-                    v.label,
+                    "▶ current" if i == app.current else "",
                     len(v.result.evictions),
                     len(v.kills()),
                     sum(1 for m in v.result.matches if m.same_message),
-                    "◀ current" if i == app.current else "",
+                    v.label,
                 ),
             )
             for i, v in enumerate(app.results)
