@@ -4,10 +4,10 @@ Ports, on plain Pod manifests (both the scenario generator and the replay read t
 
 * ``container_oom_score_adjust``: pkg/kubelet/qos/policy.go ``GetContainerOOMScoreAdjust`` — node-critical
   pods and Guaranteed pods −997, BestEffort 1000, Burstable ``1000 − 1000·request/capacity`` (integer
-  division as Go's int64) clamped to [3, 999]; from 1.33 a sidecar (an init container with
+  division as Go's int64) clamped to [3, 999]; from 1.32 a sidecar (an init container with
   ``restartPolicy: Always``) is scored by the smaller of its own request and the regular containers' smallest
   (a missing request counting as 200Mi), plus 1 when its own request is not below that: at least the regular
-  containers' highest adjustment, so it goes first (PR #128029, KEP-753; behind ``SidecarContainers``, on by
+  containers' highest adjustment, so it goes first (PR #128029, in v1.32.0; KEP-753; behind ``SidecarContainers``, on by
   default since 1.29). The pod-level-resources form of the
   formula (``PodLevelResources`` with ``spec.resources.requests`` set) is not ported: such pods use their
   container requests here.
@@ -34,7 +34,8 @@ PAGE_SIZE = 4096
 SYSTEM_NODE_CRITICAL = "system-node-critical"
 SYSTEM_CRITICAL_PRIORITY = 2_000_000_000
 """pkg/apis/scheduling: ``SystemCriticalPriority``; a pod at or above it is critical (types.IsCriticalPod)."""
-SIDECAR_RULE_MINOR = 33
+SIDECAR_RULE_MINOR = 32
+"""PR #128029 first shipped in v1.32.0 (CHANGELOG-1.32.md, v1.32.0-alpha.3, Feature)."""
 
 T = TypeVar("T")
 

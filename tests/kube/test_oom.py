@@ -33,20 +33,21 @@ def test_oom_score_adj_follows_the_qos_class_and_the_request_share_of_capacity()
     assert container_oom_score_adjust(_pod([lim]), lim, cap) == 750
 
 
-def test_a_sidecar_is_scored_at_least_as_killable_as_the_regular_containers_plus_one_from_1_33() -> None:
-    """policy.go (PR #128029): min(own request, regular containers' smallest) → adjustment, +1 when that minimum
-    is at most the sidecar's own request; a missing request counts as the scheduler's 200Mi default."""
+def test_a_sidecar_is_scored_at_least_as_killable_as_the_regular_containers_plus_one_from_1_32() -> None:
+    """policy.go (PR #128029, first in v1.32.0-alpha.3): min(own request, regular containers' smallest) →
+    adjustment, +1 when that minimum is at most the sidecar's own request; a missing request counts as the
+    scheduler's 200Mi default."""
     cap = 8 * GI
     small = {"name": "s", "restartPolicy": "Always", "resources": {"requests": {"memory": "64Mi"}}}
     big = {"name": "s", "restartPolicy": "Always", "resources": {"requests": {"memory": "4Gi"}}}
     bare = {"name": "s", "restartPolicy": "Always"}
     app = {"name": "a", "resources": {"requests": {"memory": "2Gi"}}}
     pod = _pod([app], initContainers=[small])
-    assert container_oom_score_adjust(pod, small, cap, minor=32) == 1000 - (1000 * 64 * MI) // cap  # 993
-    assert container_oom_score_adjust(pod, small, cap, minor=33) == 1000 - (1000 * 64 * MI) // cap + 1
+    assert container_oom_score_adjust(pod, small, cap, minor=31) == 1000 - (1000 * 64 * MI) // cap  # 993
+    assert container_oom_score_adjust(pod, small, cap, minor=32) == 1000 - (1000 * 64 * MI) // cap + 1
     pod = _pod([app], initContainers=[big])
-    assert container_oom_score_adjust(pod, big, cap, minor=32) == 500
-    assert container_oom_score_adjust(pod, big, cap, minor=33) == 750 + 1  # the app's 750, then first to go
+    assert container_oom_score_adjust(pod, big, cap, minor=31) == 500
+    assert container_oom_score_adjust(pod, big, cap, minor=32) == 750 + 1  # the app's 750, then first to go
     pod = _pod([app], initContainers=[bare])  # Burstable through the app: the sidecar counts as 200Mi, no +1
     assert container_oom_score_adjust(pod, bare, cap, minor=33) == 1000 - (1000 * 200 * MI) // cap
 
