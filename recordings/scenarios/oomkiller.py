@@ -22,8 +22,10 @@ Never leaves it terminated; the crash-loop back-off is :class:`Backoff`, a port 
 util/flowcontrol/backoff.go as kubelet.go builds it (``NewBackOff(backOffPeriod=10s, MaxContainerBackOff=300s)``,
 no jitter) and kuberuntime_manager.go ``doBackOff`` uses it: ``IsInBackOffSince(key, finishedAt)`` then
 ``Next(key, finishedAt)`` when the container is started again. The first restart is immediate (no entry yet),
-then 10 s, 20 s, … 300 s; an entry not updated for 2 × 300 s (10 min) starts over. The alpha gate
-``ReduceDefaultCrashLoopBackOffDecay`` (1.33+, off by default) makes it 1 s … 60 s.
+then 10 s, 20 s, … 300 s; an entry not updated for 10 min starts over (kubelet.go sets ``HasExpiredFunc`` to a
+fixed 600 s; client-go's own rule, 2 × the maximum, gave the same 600 s while the maximum was always 300 s). The
+alpha gate ``ReduceDefaultCrashLoopBackOffDecay`` (1.33+, off by default, PR #130711) makes it 1 s … 60 s, still
+reset after 600 s.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ BACKOFF_PERIOD = 10 * SECOND
 MAX_CONTAINER_BACKOFF = 300 * SECOND
 REDUCED_BACKOFF_PERIOD = SECOND
 REDUCED_MAX_BACKOFF = 60 * SECOND
+STABLE_AFTER = 600 * SECOND
+"""kubelet.go ``crashLoopBackOff.HasExpiredFunc``: an entry not updated for longer than this starts over."""
 EXIT_OOM = 137
 OOM_KILLED = "OOMKilled"
 CRASH_LOOP = "CrashLoopBackOff"
@@ -75,8 +79,8 @@ class Backoff:
     entries: dict[str, _Entry] = field(default_factory=dict)
 
     def _expired(self, event_time: int, last_update: int) -> bool:
-        """``hasExpired``: stable when nothing happened for twice the maximum."""
-        return event_time - last_update > self.maximum * 2
+        """The kubelet's ``HasExpiredFunc``: stable when nothing happened for 600 s, whatever the maximum."""
+        return event_time - last_update > STABLE_AFTER
 
     def get(self, key: str) -> int:
         entry = self.entries.get(key)

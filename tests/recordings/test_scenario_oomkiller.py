@@ -48,10 +48,25 @@ def test_the_back_off_restarts_at_once_then_after_10s_doubling_to_5m_and_starts_
         b.next(key, now, restart)
         now = restart + 5 * SECOND  # dies 5 s after each start
     assert delays == [1, 10, 20, 40, 80, 160, 300, 300, 300]
-    later = now + 601 * SECOND  # lastUpdate (the last start) more than 2 × 300 s ago: a fresh entry
+    later = now + 601 * SECOND  # lastUpdate (the last start) more than 600 s ago: a fresh entry
     assert b.restart_at(key, later) == later + SECOND
     assert backoff_for(33, {"ReduceDefaultCrashLoopBackOffDecay": True}) == Backoff(SECOND, 60 * SECOND)
     assert backoff_for(32, {"ReduceDefaultCrashLoopBackOffDecay": True}) == Backoff()
+
+
+def test_the_reduced_back_off_still_starts_over_only_after_600s_not_twice_its_60s_maximum() -> None:
+    """kubelet.go overrides client-go's 2 × maximum with a fixed 600 s: at 1 s … 60 s a container that ran 200 s
+    before dying again is still at 60 s."""
+    b, key, now = backoff_for(33, {"ReduceDefaultCrashLoopBackOffDecay": True}), "pod/c", 0
+    for _ in range(8):  # 1, 2, 4, … capped at 60 s
+        restart = b.restart_at(key, now)
+        b.next(key, now, restart)
+        now = restart + SECOND
+    assert b.get(key) == 60 * SECOND
+    died = now + 200 * SECOND
+    assert b.restart_at(key, died) == died + 60 * SECOND
+    died = now + 601 * SECOND
+    assert b.restart_at(key, died) == died + SECOND  # 10 min quiet: a fresh entry, the restart at once
 
 
 def test_system_oom_message_is_the_oom_watcher_s() -> None:
