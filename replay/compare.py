@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from replay.kernel import judge, same_kill
 from replay.results import TIME, Eviction, KernelKill, ReadyTransition, ReplayResult, _schema
+from replay.results_io import json_time
 from replay.views import pressure_seconds
 
 if TYPE_CHECKING:
@@ -337,10 +338,6 @@ def compare(results: Sequence[ReplayResult], rec: Recording | None = None) -> Co
     )
 
 
-def _time(value: datetime | None) -> str | None:
-    return None if value is None else value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
 def _kill(k: KernelKill) -> dict[str, Any]:
     return {
         "kind": k.kind,
@@ -349,7 +346,7 @@ def _kill(k: KernelKill) -> dict[str, Any]:
         "container": k.container,
         "victim": k.victim,
         "pid": k.pid,
-        "time": _time(k.time),
+        "time": json_time(k.time),
     }
 
 
@@ -360,12 +357,12 @@ def _pod_fate(p: PodOutcome, i: int) -> dict[str, Any] | None:
     if e is None and k is None:
         return None
     return {
-        "time": None if e is None else _time(e.time),
+        "time": None if e is None else json_time(e.time),
         "cause": None if e is None else e.cause,
         "message": None if e is None else e.message,
         "oom_killed": None
         if k is None
-        else {"time": _time(k.time), "container": k.container, "judged": p.kills_judged[i]},
+        else {"time": json_time(k.time), "container": k.container, "judged": p.kills_judged[i]},
     }
 
 
@@ -383,31 +380,32 @@ def to_document(c: Comparison) -> dict[str, Any]:
                 "kubelet_versions": list(v.kubelet_versions),
                 "evictions": v.evictions,
                 "pods_evicted": v.pods_evicted,
-                "first_eviction": _time(v.first_eviction),
+                "first_eviction": json_time(v.first_eviction),
                 "pressure_s": dict(v.pressure_s),
                 "real": v.real,
                 "matched": v.matched,
                 "matched_exact": v.matched_exact,
                 "not_coming_back": v.not_coming_back,
                 "closed_loop": v.closed_loop,
-                "as_recorded_until": _time(v.as_recorded_until),
+                "as_recorded_until": json_time(v.as_recorded_until),
                 "kernel_kills": v.kernel_kills,
                 "kernel_kills_not_judged": v.kernel_kills_not_judged,
                 "first_kill": None
                 if v.first_kill is None
                 else {
                     "node": v.first_kill.node,
-                    "time": _time(v.first_kill.time),
+                    "time": json_time(v.first_kill.time),
                     "reports": [_kill(k) for k in v.first_kill_reports],
                 },
                 "too_fast": v.too_fast,
                 "too_fast_not_judged": v.too_fast_not_judged,
                 "not_ready_nodes": list(v.not_ready_nodes),
                 "not_ready": [
-                    {"node": t.node, "time": _time(t.time), "status": t.status, "reason": t.reason} for t in v.not_ready
+                    {"node": t.node, "time": json_time(t.time), "status": t.status, "reason": t.reason}
+                    for t in v.not_ready
                 ],
                 "horizons": [
-                    {"node": node, "as_recorded_until": _time(t), "reason": why}
+                    {"node": node, "as_recorded_until": json_time(t), "reason": why}
                     for node, (t, why) in sorted(v.horizons.items(), key=lambda kv: (kv[1][0], kv[0]))
                 ],
             }

@@ -49,7 +49,8 @@ FRAMES: Mapping[str, pl.Schema] = {
 FORMAT = "evictlens-results"
 
 
-def _time(value: datetime | None) -> str | None:
+def json_time(value: datetime | None) -> str | None:
+    """A time as the JSON documents write it (result.json, compare.json, tune.json): RFC 3339 in UTC, ``Z``."""
     return None if value is None else value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
@@ -58,7 +59,7 @@ def _parse_time(value: Any) -> datetime | None:
 
 
 def _eviction_doc(e: Eviction) -> dict[str, Any]:
-    return {"id": e.id, **eviction_fields(e), "time": _time(e.time), "annotations": dict(e.annotations)}
+    return {"id": e.id, **eviction_fields(e), "time": json_time(e.time), "annotations": dict(e.annotations)}
 
 
 def _node_doc(n: NodeResult) -> dict[str, Any]:
@@ -79,25 +80,25 @@ def _node_doc(n: NodeResult) -> dict[str, Any]:
         "gaps": n.gaps,
         "errors": list(n.errors),
         "reasons": dict(n.reasons),
-        "first_time": _time(n.first_time),
-        "last_time": _time(n.last_time),
+        "first_time": json_time(n.first_time),
+        "last_time": json_time(n.last_time),
         "overcommit_lead_s": dict(n.overcommit_lead_s),
-        "horizon": _time(n.horizon),
+        "horizon": json_time(n.horizon),
         "horizon_reason": n.horizon_reason,
         "too_fast": [_too_fast_doc(t) for t in n.too_fast],
     }
 
 
 def _too_fast_doc(t: TooFast) -> dict[str, Any]:
-    return {**asdict(t), "from_time": _time(t.from_time), "to_time": _time(t.to_time)}
+    return {**asdict(t), "from_time": json_time(t.from_time), "to_time": json_time(t.to_time)}
 
 
 def _kill_doc(k: KernelKill) -> dict[str, Any]:
-    return {**asdict(k), "time": _time(k.time)}
+    return {**asdict(k), "time": json_time(k.time)}
 
 
 def _ready_doc(r: ReadyTransition) -> dict[str, Any]:
-    return {**asdict(r), "time": _time(r.time)}
+    return {**asdict(r), "time": json_time(r.time)}
 
 
 def _real_doc(r: RealEviction) -> dict[str, Any]:
@@ -107,7 +108,7 @@ def _real_doc(r: RealEviction) -> dict[str, Any]:
         "pod": r.pod,
         "uid": r.uid,
         "message": r.message,
-        "time": _time(r.time),
+        "time": json_time(r.time),
         "source": r.source,
     }
 

@@ -37,6 +37,7 @@ from replay.kernel import SAME_KILL_S, before_horizon, judge, same_kill
 from replay.kernel import SIGNAL as MEMORY
 from replay.kernel import distinct_kills as distinct_kills  # re-exported: where tune's tests read the rule
 from replay.kubelet.config import FlagOverrides
+from replay.results_io import json_time
 from replay.settings import SettingsRequest
 
 if TYPE_CHECKING:
@@ -663,7 +664,7 @@ def evaluate(
 
 
 def _not_ready_text(t: ReadyTransition) -> str:
-    return f"{t.node} Ready {t.status} at {_time(t.time)}" + (f" ({t.reason})" if t.reason else "")
+    return f"{t.node} Ready {t.status} at {json_time(t.time)}" + (f" ({t.reason})" if t.reason else "")
 
 
 # -- memory withheld from pods --------------------------------------------------------------------------------
@@ -903,12 +904,6 @@ def search(
     )
 
 
-def _time(value: datetime | None) -> str | None:
-    from datetime import UTC
-
-    return None if value is None else value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
 def evidence(outcome: Outcome) -> list[str]:
     """Why the pick: the current settings' first kill (or OOM risk), and what the pick does instead."""
     from replay.replay_report import fmt_bytes
@@ -918,18 +913,18 @@ def evidence(outcome: Outcome) -> list[str]:
     if current.first_kill is not None:
         k = current.first_kill
         out.append(
-            f"current settings: the kernel kills first, at {_time(k.time)} on {k.node}: {k.what} "
+            f"current settings: the kernel kills first, at {json_time(k.time)} on {k.node}: {k.what} "
             f"({current.kernel_kills} kernel kill(s) in all)"
         )
     if current.first_risk is not None:
         r = current.first_risk
         fell = (
-            f"the kernel killed {r.kills} time(s) before the next pass at {_time(r.to_time)}"
+            f"the kernel killed {r.kills} time(s) before the next pass at {json_time(r.to_time)}"
             if r.kills
-            else f"fell to {fmt_bytes(r.to_available)} by the next pass at {_time(r.to_time)}"
+            else f"fell to {fmt_bytes(r.to_available)} by the next pass at {json_time(r.to_time)}"
         )
         out.append(
-            f"current settings: OOM risk at {_time(r.from_time)} on {r.node}: memory.available "
+            f"current settings: OOM risk at {json_time(r.from_time)} on {r.node}: memory.available "
             f"{fmt_bytes(r.from_available)}, above its hard threshold {fmt_bytes(r.hard_value)}; then {fell}"
         )
     if current.first_not_ready is not None:
@@ -953,7 +948,7 @@ def evidence(outcome: Outcome) -> list[str]:
         first = "the kubelet acts first instead" if not current.eligible else "its first eviction"
         out.append(
             f"#{pick.index} ({pick.label}): {first}, evicting {e.namespace}/{e.pod} on "
-            f"{e.node} at {_time(e.time)}: {e.message}"
+            f"{e.node} at {json_time(e.time)}: {e.message}"
         )
     return out
 
@@ -977,9 +972,9 @@ def to_document(outcome: Outcome, snippet: str | None) -> dict[str, Any]:
             "pressure_node_seconds": r.pressure_s,
             "withheld_bytes": r.withheld_bytes,
             "closed_loop": r.closed_loop,
-            "as_recorded_until": _time(r.as_recorded_until),
+            "as_recorded_until": json_time(r.as_recorded_until),
             "horizons": [
-                {"node": n, "as_recorded_until": _time(t), "reason": why}
+                {"node": n, "as_recorded_until": json_time(t), "reason": why}
                 for n, (t, why) in sorted(r.horizons.items(), key=lambda kv: (kv[1][0], kv[0]))
             ],
             "eligible": r.eligible,
@@ -988,14 +983,14 @@ def to_document(outcome: Outcome, snippet: str | None) -> dict[str, Any]:
             if r.first_kill is None
             else {
                 "node": r.first_kill.node,
-                "time": _time(r.first_kill.time),
+                "time": json_time(r.first_kill.time),
                 "what": r.first_kill.what,
             },
             "first_eviction": None
             if r.first_eviction is None
             else {
                 "node": r.first_eviction.node,
-                "time": _time(r.first_eviction.time),
+                "time": json_time(r.first_eviction.time),
                 "pod": f"{r.first_eviction.namespace}/{r.first_eviction.pod}",
                 "message": r.first_eviction.message,
             },
