@@ -33,10 +33,8 @@ ADVICE = [
 
 
 @pytest.fixture(scope="module")
-def rec(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("jvm") / "rec"
-    assert main(["scenario", "--sample", "jvm-spike", "-o", str(out)]) == 0
-    return out
+def rec(jvm_spike_rec: Path) -> Path:
+    return jvm_spike_rec
 
 
 @pytest.fixture(scope="module")

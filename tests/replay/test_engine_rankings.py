@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_fast_counterfactual import GI, _write
+from test_fast_counterfactual import GI, _write, memory_only
 
 from recordings.reader import open_recording
 from replay import engine
@@ -35,18 +35,7 @@ def _spec(n: int = 6) -> dict[str, Any]:
             "until": None,
         }
 
-    return {
-        "ticks": n,
-        "pods": [pod("big", 2 * GI, 1), pod("small", GI // 2, 2), pod("tiny", GI // 4, 1)],
-        "mem": [GI // 2] * n,
-        "mem_ws": [6 * GI] * n,
-        "fs_avail": [50 * GI] * n,
-        "fs_cap": 100 * GI,
-        "inodes_free": [1000] * n,
-        "inodes": 10_000,
-        "curproc": [900] * n,
-        "imagefs": "shared",
-    }
+    return memory_only(n, [pod("big", 2 * GI, 1), pod("small", GI // 2, 2), pod("tiny", GI // 4, 1)], [GI // 2] * n)
 
 
 def _without_rankings(result: ReplayResult) -> tuple[Any, ...]:

@@ -124,6 +124,22 @@ def _summary(spec: dict[str, Any], i: int, t: str) -> dict[str, Any]:
     return {"node": node, "pods": pods}
 
 
+def memory_only(n: int, pods: list[dict[str, Any]], mem: list[int]) -> dict[str, Any]:
+    """A node of ``n`` ticks pressed on memory only (``mem`` available per tick): disk, inodes and PIDs plenty."""
+    return {
+        "ticks": n,
+        "pods": pods,
+        "mem": mem,
+        "mem_ws": [6 * GI] * n,
+        "fs_avail": [50 * GI] * n,
+        "fs_cap": 100 * GI,
+        "inodes_free": [1000] * n,
+        "inodes": 10_000,
+        "curproc": [900] * n,
+        "imagefs": "shared",
+    }
+
+
 def _write(root: Path, spec: dict[str, Any]) -> Path:
     writer = RecordingWriter(root, Manifest(source="import"))
     for i in range(spec["ticks"]):
@@ -196,9 +212,9 @@ def test_counterfactual_edges_give_the_reference_answer_or_its_error(
 def test_a_pod_evicted_at_one_pass_is_off_every_later_pass_of_the_fast_path(tmp_path: Path) -> None:
     """The open-loop replay evicts both pods; with the first one's memory back the node is no longer pressed."""
     n = 6
-    spec = {
-        "ticks": n,
-        "pods": [
+    spec = memory_only(
+        n,
+        [
             {
                 "uid": "big",
                 "name": "big",
@@ -226,15 +242,8 @@ def test_a_pod_evicted_at_one_pass_is_off_every_later_pass_of_the_fast_path(tmp_
                 "until": None,
             },
         ],
-        "mem": [GI // 2] * n,
-        "mem_ws": [6 * GI] * n,
-        "fs_avail": [50 * GI] * n,
-        "fs_cap": 100 * GI,
-        "inodes_free": [1000] * n,
-        "inodes": 10_000,
-        "curproc": [900] * n,
-        "imagefs": "shared",
-    }
+        [GI // 2] * n,
+    )
     path = _write(tmp_path / "rec", spec)
     closed = SettingsRequest(
         kubelet_version="1.32", overrides=FlagOverrides(eviction_hard=("memory.available<1Gi",)), counterfactual=True
@@ -372,18 +381,7 @@ def test_the_requests_of_a_node_read_its_pods_rows_once(tmp_path: Path, monkeypa
         }
         for p in range(4)
     ]
-    spec = {
-        "ticks": n,
-        "pods": pods,
-        "mem": [GI // 2, GI // 2, GI // 4, GI // 4, GI // 8, GI // 8],
-        "mem_ws": [6 * GI] * n,
-        "fs_avail": [50 * GI] * n,
-        "fs_cap": 100 * GI,
-        "inodes_free": [1000] * n,
-        "inodes": 10_000,
-        "curproc": [900] * n,
-        "imagefs": "shared",
-    }
+    spec = memory_only(n, pods, [GI // 2, GI // 2, GI // 4, GI // 4, GI // 8, GI // 8])
     path = _write(tmp_path / "rec", spec)
     reads: list[int] = []
     load = NodeUsage._load

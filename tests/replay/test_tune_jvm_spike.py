@@ -22,10 +22,8 @@ JVM = "shop/orders-jvm-7d9c6b8f5-k2xqp"
 
 
 @pytest.fixture(scope="module")
-def rec(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("jvm") / "rec"
-    assert main(["scenario", "--sample", "jvm-spike", "-o", str(out)]) == 0
-    return out
+def rec(jvm_spike_rec: Path) -> Path:
+    return jvm_spike_rec
 
 
 @pytest.fixture(scope="module")

@@ -123,20 +123,18 @@ def test_a_results_directory_gives_back_the_settings_it_was_replayed_with(sample
     assert request.describe() == asked.describe()
 
 
-def test_a_closed_loop_results_details_read_the_scenario_run_again_not_the_recorded_run(tmp_path: Path) -> None:
+def test_a_closed_loop_results_details_read_the_scenario_run_again_not_the_recorded_run(jvm_spike_rec: Path) -> None:
     """jvm-spike as recorded: the kernel kills java at 03:24 and nothing is evicted. With a 1Gi hard threshold
     the regenerated run evicts it at 03:00: its containers and that moment come from the regenerated run."""
     from datetime import datetime
 
-    from replay.cli import main
     from replay.engine import Moment, replay
     from replay.kubelet.config import FlagOverrides
     from replay.moment import explain_moment
     from replay.podview import containers_at
     from replay.settings import SettingsRequest
 
-    rec = tmp_path / "rec"
-    assert main(["scenario", "--sample", "jvm-spike", "-o", str(rec)]) == 0
+    rec = jvm_spike_rec
     request = SettingsRequest(label="1Gi", overrides=FlagOverrides(eviction_hard=("memory.available<1Gi",)))
     (result,) = replay(open_recording(rec), [request], jobs=1)
     (evicted,) = result.evictions
