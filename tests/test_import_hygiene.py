@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE_PACKAGES = ("kube", "replay", "recordings")
+CORE_PACKAGES = ("kube", "replay", "recordings", "flight", "live")
 
 
 def _modules() -> list[str]:
@@ -84,7 +84,7 @@ def _imports(package: str) -> dict[str, set[str]]:
 
 
 def _first_party(name: str) -> bool:
-    return name.split(".")[0] in ("kube", "replay", "recordings", "tui")
+    return name.split(".")[0] in ("kube", "replay", "recordings", "flight", "live", "tui")
 
 
 BASE = "kube"
@@ -93,7 +93,7 @@ BASE = "kube"
 
 def test_recordings_never_import_replay_or_the_ui() -> None:
     offenders = {
-        f: sorted(n for n in names if n.split(".")[0] in ("replay", "tui"))
+        f: sorted(n for n in names if n.split(".")[0] in ("replay", "flight", "live", "tui"))
         for f, names in _imports("recordings").items()
     }
     assert {f: n for f, n in offenders.items() if n} == {}
@@ -142,5 +142,24 @@ def test_the_base_imports_nothing_but_itself() -> None:
     offenders = {
         f: sorted(n for n in names if _first_party(n) and not n.startswith("kube"))
         for f, names in _imports("kube").items()
+    }
+    assert {f: n for f, n in offenders.items() if n} == {}
+
+
+
+def test_the_engine_never_imports_what_composes_it_with_the_recorder() -> None:
+    """flight/ and live/ sit above recordings/ and replay/: neither of those imports them."""
+    offenders = {
+        f: sorted(n for n in names if n.split(".")[0] in ("flight", "live"))
+        for f, names in {**_imports("replay"), **_imports("kube")}.items()
+    }
+    assert {f: n for f, n in offenders.items() if n} == {}
+
+
+def test_flight_and_live_reach_the_engine_only_through_its_entry() -> None:
+    """The flight recorder and the live view use replay.engine (and results), never the columnar internals."""
+    offenders = {
+        f: sorted(n for n in names if n.startswith(("replay.reference", "replay.collect")))
+        for f, names in {**_imports("flight"), **_imports("live")}.items()
     }
     assert {f: n for f, n in offenders.items() if n} == {}
