@@ -28,11 +28,13 @@ class RecordOptions:
     status: str
     watch: bool
     http1: bool = False
+    listen: str | None = None  # --listen ADDR: /healthz, /readyz, /metrics (health.py)
+    node: str | None = None  # --node NAME: this node only, through its own kubelet (a DaemonSet pod's)
 
     def manifest_options(self) -> dict[str, Any]:
         """What goes into the manifest: how the data was taken, never credentials or paths."""
         out = asdict(self)
-        for key in ("output", "kubeconfig", "kubelet_ca", "status"):
+        for key in ("output", "kubeconfig", "kubelet_ca", "status", "listen"):
             out.pop(key)
         return out
 
@@ -124,6 +126,41 @@ def add_record_arguments(p: argparse.ArgumentParser) -> None:
         "e.g. --status plain",
     )
     p.add_argument(
+        "--listen",
+        metavar="ADDR",
+        help="serve /healthz, /readyz and Prometheus /metrics on ADDR ([HOST]:PORT), e.g. --listen :9090",
+    )
+    p.add_argument(
+        "--node",
+        metavar="NAME",
+        help="record this one node through its own kubelet (with --kubelet-direct; a DaemonSet pod passes its "
+        "spec.nodeName), e.g. --kubelet-direct --node worker-1",
+    )
+    p.add_argument(
+        "--print-manifests",
+        action="store_true",
+        help="print the Kubernetes manifests that run the recorder in the cluster (for kubectl apply -f -) and "
+        "exit, e.g. --print-manifests --namespace evictlens | kubectl apply -f -",
+    )
+    p.add_argument(
+        "--namespace",
+        default="evictlens",
+        metavar="NS",
+        help="--print-manifests: the namespace to create and run in (default evictlens), e.g. --namespace monitoring",
+    )
+    p.add_argument(
+        "--image",
+        metavar="IMG",
+        help="--print-manifests: the recorder's image (default: ghcr.io/evictlens/evictlens:VERSION, built from "
+        "deploy/Containerfile), e.g. --image registry.example/evictlens:0.1.0",
+    )
+    p.add_argument(
+        "--per-node",
+        action="store_true",
+        help="--print-manifests: a DaemonSet recording each node through its own kubelet instead of one "
+        "Deployment for the cluster, e.g. --print-manifests --per-node",
+    )
+    p.add_argument(
         "--print-rbac",
         action="store_true",
         help="print the ClusterRole each access path needs and exit, e.g. --print-rbac > rbac.yaml",
@@ -135,6 +172,17 @@ def options_from_args(args: argparse.Namespace) -> RecordOptions:
         raise RecordingError("is required (the recording directory to create)", source="-o/--output")
     if args.concurrency < 1:
         raise RecordingError("expected a positive integer", source="--concurrency")
+    if getattr(args, "node", None) is not None and not args.kubelet_direct:
+        raise RecordingError(
+            "needs --kubelet-direct (one node through its own kubelet; through the API server use --nodes SELECTOR)",
+            source="--node",
+        )
+    if getattr(args, "node", None) == "":
+        raise RecordingError("expected a node name (a DaemonSet passes spec.nodeName)", source="--node")
+    if getattr(args, "listen", None):
+        from .health import parse_listen
+
+        parse_listen(args.listen)
     return RecordOptions(
         output=args.output,
         kubeconfig=args.kubeconfig,
@@ -152,4 +200,6 @@ def options_from_args(args: argparse.Namespace) -> RecordOptions:
         status=args.status,
         watch=args.watch,
         http1=args.http1,
+        listen=getattr(args, "listen", None),
+        node=getattr(args, "node", None),
     )
