@@ -17,7 +17,7 @@ import base64
 import dataclasses
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -101,11 +101,16 @@ def run_scenario(
     feature_gates: Mapping[str, bool] | None = None,
     kubelet_flags: Sequence[str] = (),
     kubelet_version: str | None = None,
+    pace: Callable[[int], bool] | None = None,
 ) -> ScenarioOutcome:
     """Generate ``scenario`` closed-loop into a new recording at ``out``; ``kubelet_flags`` and ``kubelet_version``:
     the command-line overrides the scenario was loaded with (recordings.scenarios.load_scenario). The manifest
     keeps them with the scenario document (:data:`GENERATED_WITH`, :data:`DOCUMENT`), so a replay with other
-    settings can regenerate the closed loop (:func:`closed_loop_replay`)."""
+    settings can regenerate the closed loop (:func:`closed_loop_replay`).
+
+    ``pace`` (the live player, live/play.py) is called with each tick's time (µs) before that tick is committed,
+    so a follower sees the recording grow in (accelerated) real time; it returns False to end the run there (the
+    ticks so far are finalized as a shorter recording)."""
     root = Path(out)
     for template in scenario.pods:  # the port's own reading of each manifest, before any output exists
         try:
@@ -177,6 +182,9 @@ def run_scenario(
                 frame.add_summary(name, summary, scraped=tick.time, source=f"{scenario.name} {name} tick {tick.index}")
             for name, error in tick.gaps.items():
                 frame.add_gap(name, error)
+            if pace is not None and not pace(tick.time):
+                ticks -= 1
+                break
             writer.commit(frame)
             when = _at(tick.time)
             for name, manager in managers.items():
