@@ -47,14 +47,39 @@ def cmd_import(args: argparse.Namespace) -> int:
             raise InputError("give the files to import, or --prometheus URL", source="import")
         if args.node and len(args.node) > 1:
             raise InputError("give one --node when importing files", source="--node")
+        _refuse_prometheus_only(args)
         node = args.node[0] if args.node else None
-        counts = import_files(args.files, Path(args.output), node=node, append=args.append, progress=progress)
+        counts = import_files(
+            args.files,
+            Path(args.output),
+            node=node,
+            append=args.append,
+            progress=progress,
+            configz=[*args.configz, *args.config],
+            events=[args.events] if args.events else [],
+        )
     print(
         f"imported {counts.get('ticks', 0)} ticks, {counts.get('nodes', 0)} nodes, "
         f"{counts.get('objects', 0)} objects, {counts.get('evictions', 0)} evictions from {len(args.files)} files "
         f"into {args.output} in {time.monotonic() - started:.1f}s"
     )
     return 0
+
+
+FILE_MODE_FLAGS = ("configz", "config", "events")
+"""Flags of the Prometheus group a file import honours too (the rest only mean something to a server)."""
+
+
+def _refuse_prometheus_only(args: argparse.Namespace) -> None:
+    """A flag that only a Prometheus import reads, given with files, is refused rather than ignored."""
+    from kube.errors import InputError
+
+    for dest, (flag, default) in sorted(args.prometheus_only.items()):
+        if dest not in FILE_MODE_FLAGS and getattr(args, dest) != default:
+            raise InputError(
+                f"{flag} is for import --prometheus; a file import reads times, nodes and settings from the files",
+                source=flag,
+            )
 
 
 def cmd_pack(args: argparse.Namespace) -> int:
@@ -246,8 +271,11 @@ def add_import_parser(subparsers: SubParsers) -> None:
     imp.add_argument("--append", action="store_true", help="add to an existing recording DIR instead of creating it")
     from .prometheus.command import add_prometheus_arguments
 
+    before = len(imp._actions)
     add_prometheus_arguments(imp)
-    imp.set_defaults(func=cmd_import, command="import")
+    group = {a.dest: (a.option_strings[-1], a.default) for a in imp._actions[before:] if a.option_strings}
+    group.pop("prometheus", None)
+    imp.set_defaults(func=cmd_import, command="import", prometheus_only=group)
 
 
 def add_pack_parser(subparsers: SubParsers) -> None:

@@ -3,8 +3,11 @@
 Accepts, in any mix and order: ``kubectl get --raw /api/v1/nodes/N/proxy/stats/summary``
 outputs (one tick each, at the newest sample time inside unless ``FILE@TIME`` says
 otherwise), ``kubectl get pods|nodes|events -o json`` (or YAML), kubelet ``/pods`` PodLists
-and a ``/configz`` response.  The kind of each file is recognised from its content.  Pods,
-nodes and configz are stored as observed at the first tick, so they are in force for all.
+and a ``/configz`` response or a KubeletConfiguration file.  The kind of each file is recognised from
+its content.  Pods, nodes and configz are stored as observed at the earliest sample time of any summary
+(not the tick time, the newest sample): the replay picks the pods in force at each pass's stats sample
+time (memory's), which may be older than the summary's newest sample, and a snapshot's pod list must be
+in force at every pass — a pod with no stats yet (crash-looping, first in the kubelet's line) included.
 """
 
 from __future__ import annotations
@@ -32,8 +35,9 @@ class Document:
     at: int | None
 
 
-def load_file(spec: str) -> Document:
-    """Read ``FILE`` or ``FILE@TIME`` (RFC 3339) and recognise what it holds."""
+def load_file(spec: str, *, kind: str | None = None) -> Document:
+    """Read ``FILE`` or ``FILE@TIME`` (RFC 3339) and recognise what it holds; ``kind`` is what a flag
+    (``--configz``, ``--config``, ``--events``) says the file must be."""
     path, at = spec, None
     if "@" in spec and not Path(spec).exists():
         path, _, when = spec.rpartition("@")
@@ -42,7 +46,18 @@ def load_file(spec: str) -> Document:
         except ValueError:
             raise RecordingError(f"expected FILE@TIME with an RFC 3339 time, got {when!r}", source=spec) from None
     body = load_document(path)  # the tool's one JSON/YAML loader: exact big integers, timestamps stay strings
-    return Document(path, _kind(body, path), body, at)
+    if isinstance(body, dict) and body.get("kind") == "KubeletConfiguration":
+        body = {"kubeletconfig": body}  # what /configz wraps the same v1beta1 document in
+    found = _kind(body, path)
+    if kind is not None and found != kind:
+        raise RecordingError(f"expected {_EXPECTED[kind]}, got a {found} document", source=path)
+    return Document(path, found, body, at)
+
+
+_EXPECTED = {
+    "configz": "a /configz response or a KubeletConfiguration",
+    "events": "kubectl get events -A -o json (an event list)",
+}
 
 
 _LIST_KINDS = {"PodList": "pods", "NodeList": "nodes", "EventList": "events"}
@@ -112,8 +127,8 @@ def _items(doc: Document) -> Iterator[Mapping[str, Any]]:
         yield item
 
 
-def summary_time(summary: Mapping[str, Any]) -> int | None:
-    """The newest sample time in the node section: when the kubelet produced this summary."""
+def _node_times(summary: Mapping[str, Any]) -> list[int]:
+    """Every sample time in a summary's node section (µs)."""
     node = summary.get("node") or {}
     times = [v.get("time") for v in node.values() if isinstance(v, dict)]
     times += [fs.get("time") for fs in (node.get("runtime") or {}).values() if isinstance(fs, dict)]
@@ -122,7 +137,12 @@ def summary_time(summary: Mapping[str, Any]) -> int | None:
         if isinstance(t, str):
             with contextlib.suppress(ValueError):
                 parsed.append(parse_time(t))
-    return max(parsed) if parsed else None
+    return parsed
+
+
+def summary_time(summary: Mapping[str, Any]) -> int | None:
+    """The newest sample time in the node section: when the kubelet produced this summary."""
+    return max(_node_times(summary), default=None)
 
 
 Progress = Callable[[str, int, int], None]
@@ -137,7 +157,17 @@ class _Plan:
     ticks: list[tuple[int, list[tuple[str, Document]]]]
 
 
-def _plan(docs: list[Document], node: str | None) -> _Plan:
+def summary_earliest(summary: Mapping[str, Any]) -> int | None:
+    """The oldest sample time in the node section: no pass of this summary is stamped earlier."""
+    return min(_node_times(summary), default=None)
+
+
+ALL_NODES = "*"
+"""A ``--configz FILE`` with no ``NODE=``: in force on every node the summaries name."""
+
+
+def _plan(docs: list[Document], node: str | None, configz_nodes: Mapping[str, str] | None = None) -> _Plan:
+    """``configz_nodes``: a /configz file's path → the node ``--configz NODE=FILE`` gave it (or ALL_NODES)."""
     summaries = []
     for doc in docs:
         if doc.kind != "summary":
@@ -154,7 +184,8 @@ def _plan(docs: list[Document], node: str | None) -> _Plan:
             raise exc.within(source=doc.path) from None
         summaries.append((at, name, doc))
     summaries.sort(key=lambda s: s[0])
-    first = summaries[0][0] if summaries else now_micros()
+    earliest = [min(at, summary_earliest(doc.body) or at) for at, _name, doc in summaries]
+    first = min(earliest) if earliest else now_micros()
     names = sorted({s[1] for s in summaries})
     observations: list[tuple[str, Mapping[str, Any], int, str | None]] = []
     for doc in docs:
@@ -172,12 +203,16 @@ def _plan(docs: list[Document], node: str | None) -> _Plan:
                                 f"expected an RFC 3339 time, got {stamp!r}", source=doc.path, field="lastTimestamp"
                             ) from None
                 observations.append((kind, item, at, None))
+        elif doc.kind == "configz" and (configz_nodes or {}).get(doc.path) == ALL_NODES and names:
+            observations += [("configz", doc.body, first, name) for name in names]
         elif doc.kind == "configz":
-            target = node or (names[0] if len(names) == 1 else None)
+            given = (configz_nodes or {}).get(doc.path)
+            target = (given if given != ALL_NODES else None) or node or (names[0] if len(names) == 1 else None)
             if target is None:
                 which = f"the summaries are of {len(names)} nodes" if names else "no summary names a node"
                 raise RecordingError(
-                    f"cannot tell which node this /configz belongs to ({which}); pass --node", source=doc.path
+                    f"cannot tell which node this /configz belongs to ({which}); pass --node or --configz NODE=FILE",
+                    source=doc.path,
                 )
             observations.append(("configz", doc.body, first, target))
     by_time: dict[int, list[tuple[str, Document]]] = {}
@@ -230,6 +265,8 @@ def import_files(
     node: str | None = None,
     append: bool = False,
     progress: Progress | None = None,
+    configz: Iterable[str] = (),
+    events: Iterable[str] = (),
 ) -> dict[str, int]:
     """Import files into a new recording (or ``append`` to one); the disk is left as it was
     found when anything fails, and a recording with no tick (pods, nodes, events or /configz
@@ -242,7 +279,19 @@ def import_files(
     for i, spec in enumerate(specs):
         docs.append(load_file(spec))
         report("reading", i + 1, len(specs))
-    plan = _plan(docs, node)
+    configz_nodes: dict[str, str] = {}
+    for spec in configz:
+        for_node, sep, path = spec.partition("=")
+        if not sep or Path(spec).exists():
+            for_node, path = "", spec
+        docs.append(load_file(path, kind="configz"))
+        configz_nodes[path] = for_node or ALL_NODES
+    for path in events:
+        doc = load_file(path)
+        if doc.kind not in ("events", "empty"):
+            raise RecordingError(f"expected {_EXPECTED['events']}, got a {doc.kind} document", source=path)
+        docs.append(doc)
+    plan = _plan(docs, node, configz_nodes)
     if not plan.ticks and not append:
         kinds = ", ".join(sorted({d.kind for d in docs}))
         raise RecordingError(
