@@ -25,8 +25,8 @@ from replay.counterfactual import NOTE as COUNTERFACTUAL_NOTE
 from replay.impact import OVERCOMMIT_RESOURCES, PodTotals, explain_ranking, overcommit_lead, owner_impact, pod_totals
 from replay.kernel import kernel_kills, ready_transitions, too_fast
 from replay.kubelet.api import Pod, parse_nodes
+from replay.kubelet.manager import NO_ACTIVE_PODS, FsTopology, SyncResult
 from replay.kubelet.manager import Eviction as KubeletEviction
-from replay.kubelet.manager import FsTopology, SyncResult
 from replay.kubelet.ranking import RankFacts, pod_priority, rank_facts
 from replay.kubelet.thresholds import Threshold, ThresholdValue, get_threshold_quantity
 from replay.matching import admission_rejections, match, real_evictions, recording_interval
@@ -45,6 +45,11 @@ from replay.results import (
 from replay.settings import NodeSettings, SettingsRequest, settings_digest
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _passes(count: int) -> str:
+    return f"{count} pass" if count == 1 else f"{count} passes"
+
 
 NOTES = (
     "each pass sees the pods active at the stats' sample time (a pod the kubelet evicted or that failed after "
@@ -488,6 +493,13 @@ class ResultBuilder:
                     f"{p.node}: the recorder had no fresh pod list at {stale + missing} of its passes "
                     f"({stale} stale, {missing} missing): the pods in force there are the last ones listed, "
                     "so a pod started or gone since may be missing from, or still in, the ranking"
+                )
+        for p in self._partials:
+            if p.reasons.get(NO_ACTIVE_PODS):
+                extra.append(
+                    f"{p.node}: no pods known at {_passes(p.reasons[NO_ACTIVE_PODS])} where a threshold was met "
+                    f"(the recording holds no pod list for them), so nothing could be evicted there: pass the pod "
+                    f"list (kubectl get pods -A --field-selector spec.nodeName={p.node} -o json)"
                 )
         if rec.manifest.source == "scenario":
             extra.append(

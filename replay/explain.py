@@ -128,10 +128,19 @@ def _observation_rows(result: SyncResult, config: Sequence[Threshold]) -> tuple[
     return tuple(rows)
 
 
-def _other_node_notes(summary_node: str, node: Node | None, pods: Sequence[Pod] | None) -> list[str]:
+def _other_node_notes(summary: Summary, node: Node | None, pods: Sequence[Pod] | None) -> list[str]:
     """The node object or pods given beside a summary may be another node's: say so (the pass then mixes
     two nodes' facts, or leaves those pods out)."""
     out: list[str] = []
+    stats_uids = {p.pod_ref.uid for p in summary.pods if p.pod_ref.uid}
+    bound_elsewhere = any(p.node_name and p.node_name != summary.node.node_name for p in pods or ())
+    if pods and stats_uids and not bound_elsewhere and not any(p.uid in stats_uids for p in pods):
+        out.append(
+            f"none of the {len(pods)} pods given has stats in this summary (no UID matches any of its "
+            f"{len(stats_uids)} pods): the pod list is of another node or another time, and its pods rank as "
+            "having no stats — pass the pod list of this node taken with the summary"
+        )
+    summary_node = summary.node.node_name
     if not summary_node:
         return out
     if node is not None and node.name and node.name != summary_node:
@@ -168,7 +177,7 @@ def explain(
     notes: list[str] = []
     prof, version_note = resolve_profile(version, node, feature_gates)
     notes.extend(_wrapped_counters(raw_summary))
-    notes.extend(_other_node_notes(summary.node.node_name, node, pods))
+    notes.extend(_other_node_notes(summary, node, pods))
     if platform is None:
         platform = (
             (node.os, "from the node object")

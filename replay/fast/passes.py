@@ -27,7 +27,7 @@ import polars as pl
 from kube.signals import SIGNALS
 from replay.fast.loop import State, StateMachine, to_datetime
 from replay.fast.signals import ThresholdPlan, plan_thresholds, threshold_columns
-from replay.kubelet.manager import EvictionManager, SyncResult, no_gc_effect
+from replay.kubelet.manager import NO_ACTIVE_PODS, EvictionManager, SyncResult, no_gc_effect
 from replay.kubelet.thresholds import Threshold, get_reclaimable_threshold, sort_by_eviction_priority
 
 NO_THRESHOLDS_MET = "no thresholds met"
@@ -160,7 +160,7 @@ class FastManager:
         if manager.signal_to_rank_func.get(signal) is None:
             return f"no ranking function for signal {signal}"
         if not candidates:
-            return "eviction thresholds have been met, but no pods are active to evict"
+            return NO_ACTIVE_PODS
         return "unable to evict any pods from the node"
 
     def run(

@@ -57,6 +57,8 @@ from replay.kubelet.thresholds import (
 )
 from replay.kubelet.versions import VersionProfile
 
+NO_ACTIVE_PODS = "eviction thresholds have been met, but no pods are active to evict"
+"""eviction_manager.go synchronize's log line when a threshold is actionable and no pod is active."""
 CONTAINER_GC = "container_gc"
 IMAGE_GC = "image_gc"
 
@@ -306,7 +308,7 @@ class EvictionManager:
         if rank is None:
             return _with(base, reason=f"no ranking function for signal {threshold.signal}")
         if not active_pods:
-            return _with(base, reason="eviction thresholds have been met, but no pods are active to evict")
+            return _with(base, reason=NO_ACTIVE_PODS)
         rank(active_pods, stats)
         ranking = tuple(active_pods)
         skipped = []

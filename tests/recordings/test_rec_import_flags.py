@@ -74,7 +74,7 @@ def test_explain_and_import_then_replay_name_the_same_victim(
 
 
 def test_a_kubelet_configuration_given_with_config_is_the_nodes_configz(tmp_path: Path) -> None:
-    summary, pods = _crashloop_files(tmp_path)
+    summary, _pods = _crashloop_files(tmp_path)
     out = tmp_path / "rec"
     assert main(["import", "-o", str(out), str(summary), "--config", str(SAMPLE / "kubelet-config.yaml")]) == 0
     configz = open_recording(out).configz("kind-worker")
@@ -131,3 +131,30 @@ def test_a_configz_flag_given_a_pod_list_is_refused(tmp_path: Path, capsys: pyte
     err = capsys.readouterr().err.strip()
     assert "KubeletConfiguration" in err and str(pods) in err
     assert not (tmp_path / "rec").exists()
+
+
+def test_a_recording_without_pods_says_no_pods_were_known_where_a_threshold_was_met(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    summary, _pods = _crashloop_files(tmp_path)
+    assert (
+        main(["import", "-o", str(tmp_path / "rec"), str(summary), "--config", str(SAMPLE / "kubelet-config.yaml")])
+        == 0
+    )
+    replayed = _json(capsys, "replay", str(tmp_path / "rec"), "--kubelet-version", "1.30", "--json")
+    assert replayed["evictions"] == []
+    assert any("kind-worker: no pods known at 1 pass where a threshold was met" in n for n in replayed["notes"])
+    assert any("pass the pod list" in n for n in replayed["notes"])
+
+
+def test_explain_with_pods_that_have_no_stats_in_the_summary_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    summary, pods = _crashloop_files(tmp_path)
+    doc = json.loads(pods.read_text())
+    for i, pod in enumerate(doc["items"]):  # the same pods at another time: other UIDs, no nodeName
+        pod["metadata"]["uid"] = f"other-{i}"
+        pod["spec"].pop("nodeName", None)
+    pods.write_text(json.dumps(doc))
+    explained = _json(capsys, "explain", "--summary", str(summary), "--pods", str(pods), "--json")
+    assert any("none of the 4 pods given has stats in this summary" in n for n in explained["notes"])
