@@ -61,6 +61,12 @@ class PodsInForce:
         self._next = i
         return self._current
 
+    def append(self, version: PodVersion) -> None:
+        """A version observed after the ones given (a recording being written): applied at the next ``at``."""
+        self._versions.append(version)
+        if not version.deleted:
+            self._first.setdefault(version.key, version)
+
     def first_version(self, key: str) -> PodVersion | None:
         """The earliest stored version of a pod (for one whose stats arrive before its object was observed)."""
         return self._first.get(key)

@@ -1,0 +1,225 @@
+"""Reading the finished ticks of a recording being written, from where the last read stopped.
+
+The writer appends one frame per finished tick to the newest journal segment (recordings/FORMAT.md §3)
+and every 60 ticks opens the next segment, publishes the closed ones as a Parquet part and deletes them.
+So a reader keeps (segment, offset): it reads the intact frames after its offset; a frame being written
+(a torn tail) is left for the next read; once a newer segment exists the current one is closed and the
+reader moves on. A segment folded away before its last frames were read is read from the part that
+covers it (the ticks after the last one read, the objects observed after the last one seen). With
+``record --retain`` old parts go too: only the newest ticks are ever needed here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from kube.errors import RecordingError
+from recordings import format as fmt
+from recordings.journal import read_frame_at
+from recordings.reader import Recording, to_micros
+from recordings.schema import ALL_SCHEMAS, SERIES
+
+Columns = dict[str, list[Any]]
+
+
+@dataclass
+class Frame:
+    """One journal frame: a finished tick (``tick`` set) or objects observed with no tick."""
+
+    tick: int | None
+    time: int
+    tables: dict[str, Columns] = field(default_factory=dict)
+
+    def rows(self, table: str) -> list[dict[str, Any]]:
+        cols = self.tables.get(table)
+        if not cols:
+            return []
+        names = list(cols)
+        return [dict(zip(names, values, strict=True)) for values in zip(*cols.values(), strict=True)]
+
+
+@dataclass
+class TailPosition:
+    segment: int
+    offset: int = 0
+
+
+class JournalTail:
+    """The frames a growing recording gains, each returned once, in order."""
+
+    def __init__(self, root: Path, *, after_tick: int | None, after_observed: int | None) -> None:
+        self.root = root
+        self.last_tick = after_tick
+        """The last tick returned (or read at start-up): frames up to it are skipped."""
+        self.last_observed = after_observed
+        """The newest object observation returned (µs): tickless frames up to it are skipped."""
+        self.notes: list[str] = []
+        segments = fmt.list_segments(root)
+        covered = {s for first, last, _p in fmt.list_parts(root) for s in range(first, last + 1)}
+        open_segments = [seq for seq, _p in segments if seq not in covered]
+        start = open_segments[0] if open_segments else (max(covered) + 1 if covered else 1)
+        self.position = TailPosition(start)
+        self.torn = 0
+        """Bytes after the last intact frame of the current segment (a frame being written)."""
+
+    def read(self) -> list[Frame]:
+        """Every frame finished since the last read; cheap (a few stat calls) when nothing is new."""
+        out: list[Frame] = []
+        while True:
+            seq = self.position.segment
+            path = self.root / fmt.JOURNAL_DIR / fmt.segment_name(seq)
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except FileNotFoundError:
+                newer = [s for s, _p in fmt.list_segments(self.root) if s > seq]
+                part = self._part_covering(seq)
+                if part is not None:  # folded before we read it all
+                    out.extend(self._from_part(part[2]))
+                    self.position = TailPosition(part[1] + 1)
+                    continue
+                if newer:  # dropped (retention) with no part left: go on at the oldest segment there is
+                    self.notes.append(f"journal segment {fmt.segment_name(seq)} went before it was read")
+                    self.position = TailPosition(newer[0])
+                    continue
+                return out
+            try:
+                out.extend(self._read_open(fd, seq))
+            finally:
+                os.close(fd)
+            if self.torn:
+                return out
+            if any(s > seq for s, _p in fmt.list_segments(self.root)):
+                # closed: the writer opens the next segment before it folds this one
+                self.position = TailPosition(seq + 1)
+                continue
+            return out
+
+    def _read_open(self, fd: int, seq: int) -> list[Frame]:
+        out: list[Frame] = []
+        size = os.fstat(fd).st_size
+        pos = self.position.offset
+        self.torn = 0
+        while pos < size:
+            end, payload, _problem = read_frame_at(fd, pos, size)
+            if payload is None:
+                self.torn = size - pos  # being written: read again next time
+                break
+            pos = end
+            frame = self._keep(payload)
+            if frame is not None:
+                out.append(frame)
+        self.position = TailPosition(seq, pos)
+        return out
+
+    def _keep(self, payload: dict[str, Any]) -> Frame | None:
+        tick = payload.get("tick")
+        tables = {k: v for k, v in (payload.get("tables") or {}).items() if k in ALL_SCHEMAS}
+        if tick is not None:
+            if self.last_tick is not None and tick <= self.last_tick:
+                return None
+            self.last_tick = tick
+        frame = Frame(tick, int(payload.get("time") or 0), tables)
+        observed = frame.tables.get("objects", {}).get("observed") or []
+        if tick is None and self.last_observed is not None and observed and max(observed) <= self.last_observed:
+            return None
+        if observed:
+            self.last_observed = max(observed if self.last_observed is None else [*observed, self.last_observed])
+        return frame
+
+    def _part_covering(self, seq: int) -> tuple[int, int, Path] | None:
+        for first, last, part in fmt.list_parts(self.root):
+            if first <= seq <= last:
+                return first, last, part
+        return None
+
+    def _from_part(self, part: Path) -> list[Frame]:
+        """The ticks after the last one read and the objects observed after the last one seen, from a part."""
+        try:
+            tables: dict[str, pl.DataFrame] = {}
+            for name, schema in ALL_SCHEMAS.items():
+                f = part / f"{name}.parquet"
+                if not f.exists():
+                    continue
+                df = pl.read_parquet(f)
+                if "tick" in schema:
+                    if self.last_tick is not None:
+                        df = df.filter(pl.col("tick") > self.last_tick)
+                elif "observed" in schema and self.last_observed is not None:
+                    df = df.filter(pl.col("observed").dt.epoch("us") > self.last_observed)
+                if df.height:
+                    tables[name] = df
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            raise RecordingError(f"cannot read a part the writer just published ({exc})", source=str(part)) from None
+        self.notes.append(f"read the end of a folded journal segment from {part.name}")
+        loose = Frame(None, 0, {n: _columns(df) for n, df in tables.items() if "tick" not in ALL_SCHEMAS[n]})
+        out = [loose] if loose.tables else []
+        ticks = tables.get("ticks")
+        if ticks is not None:
+            for (tick,), tick_rows in sorted(ticks.partition_by("tick", as_dict=True).items()):
+                frame = Frame(int(tick), _micros(tick_rows["time"][0]), {"ticks": _columns(tick_rows)})
+                for name, df in tables.items():
+                    if "tick" in ALL_SCHEMAS[name] and name != "ticks":
+                        rows = df.filter(pl.col("tick") == tick)
+                        if rows.height:
+                            frame.tables[name] = _columns(rows)
+                out.append(frame)
+                self.last_tick = int(tick)
+        observed = [o for f in out for o in f.tables.get("objects", {}).get("observed", [])]
+        if observed:
+            self.last_observed = max([*observed, *([self.last_observed] if self.last_observed is not None else [])])
+        return out
+
+
+def _micros(value: Any) -> int:
+    return to_micros(value) if isinstance(value, datetime) else int(value)
+
+
+def _columns(df: pl.DataFrame) -> Columns:
+    """A frame's columns as the journal holds them: datetimes as µs since the epoch."""
+    out: Columns = {}
+    for name, dtype in df.schema.items():
+        col = df[name]
+        if isinstance(dtype, pl.Datetime):
+            col = col.dt.epoch("us")
+        out[name] = col.to_list()
+    return out
+
+
+def recorded_frames(rec: Recording, *, after_tick: int | None = None, chunk: int = 60) -> Iterator[Frame]:
+    """A finished (or growing) recording read back as frames: first one tickless frame with every object,
+    eviction and kernel event, then one frame per tick after ``after_tick``, ``chunk`` ticks read at a time
+    (one scan per table each), so memory stays per chunk whatever the recording's length."""
+    loose: dict[str, Columns] = {}
+    for name in ("objects", "evictions", "kernel_events"):
+        df = rec._collect(name, rec.scan(name)).sort("observed", maintain_order=True)
+        if df.height:
+            loose[name] = _columns(df)
+    if loose:
+        yield Frame(None, 0, loose)
+    ticks = rec._collect("ticks", rec.scan("ticks"))
+    if after_tick is not None:
+        ticks = ticks.filter(pl.col("tick") > after_tick)
+    numbers = sorted(set(ticks["tick"].to_list()))
+    for i in range(0, len(numbers), chunk):
+        lo, hi = numbers[i], numbers[min(i + chunk, len(numbers)) - 1]
+        wanted = pl.col("tick").is_between(lo, hi)
+        tables = {
+            t.name: rec._collect(t.name, rec.scan(t.name, (lo, hi)).filter(wanted)).partition_by("tick", as_dict=True)
+            for t in SERIES
+        }
+        tick_rows = ticks.filter(wanted).partition_by("tick", as_dict=True)
+        for tick in numbers[i : i + chunk]:
+            rows = tick_rows[(tick,)]
+            frame = Frame(int(tick), _micros(rows["time"][0]), {"ticks": _columns(rows)})
+            for name, parts in tables.items():
+                part_rows = parts.get((tick,))
+                if part_rows is not None:
+                    frame.tables[name] = _columns(part_rows)
+            yield frame
