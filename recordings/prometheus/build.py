@@ -14,6 +14,7 @@ On any failure or Ctrl-C the directory this command created is removed: nothing 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import statistics
 import uuid
@@ -32,6 +33,7 @@ from ..schema import ALL_SCHEMAS, TIME
 from ..summary_codec import format_time
 from ..writer import RecordingWriter
 from .client import ClientOptions, Pending, PrometheusClient, PrometheusError, Series
+from .detect import discover, ksm_relabel
 from .labels import Conventions
 from .queries import Builder, Query, ksm_range_queries, ksm_static_queries, node_queries, pod_queries, time_queries
 
@@ -91,10 +93,14 @@ def import_prometheus(spec: PrometheusImport, out: Path, *, progress: Progress |
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise RecordingError("already exists; give a new directory", source=str(out))
     notes = _Notes()
-    b = Builder(spec.conventions, spec.lookback)
     with PrometheusClient(spec.client) as client:
         report("probing", 0, 1)
-        nodes = _discover_nodes(client, spec, b)
+        found = discover(client, spec.conventions, spec.start, spec.end, spec.step, _iso)
+        spec = dataclasses.replace(spec, conventions=found.conventions)
+        b = Builder(spec.conventions, spec.lookback)
+        nodes = found.nodes
+        for note in found.notes:
+            notes.add(note)
         interval = _scrape_interval(client, spec, b)
         report("probing", 1, 1)
         _interval_notes(notes, interval, spec.step)
@@ -130,52 +136,6 @@ def _leave_nothing(out: Path) -> Iterator[None]:
 
 
 # -- probing ----------------------------------------------------------------------------------
-def _discover_nodes(client: PrometheusClient, spec: PrometheusImport, b: Builder) -> list[str]:
-    """Nodes with any series in the range; each ``--node`` must be one of them."""
-    conv = spec.conventions
-    span = _range_text(spec.end - spec.start + spec.step)
-    probes = [
-        (
-            conv.ksm_node,
-            f"count by ({conv.ksm_node}) (last_over_time(kube_node_info{conv.matchers(conv.ksm_node)}[{span}]))",
-        ),
-        (
-            conv.kubelet_node,
-            f"count by ({conv.kubelet_node}) (last_over_time("
-            f"container_memory_working_set_bytes{conv.matchers(conv.kubelet_node)}[{span}]))",
-        ),
-        (
-            conv.node_exporter_node,
-            f"count by ({conv.node_exporter_node}) (last_over_time("
-            f"node_filesystem_size_bytes{conv.matchers(conv.node_exporter_node)}[{span}]))",
-        ),
-    ]
-    found: set[str] = set()
-    for label, query in probes:
-        for s in client.query(query, spec.end):
-            if s.labels.get(label):
-                found.add(s.labels[label])
-    if conv.nodes:
-        for n in conv.nodes:
-            if n not in found:
-                raise InputError(
-                    f"no series for this node between {_iso(spec.start)} and {_iso(spec.end)} "
-                    f"(kube_node_info{{{conv.ksm_node}=…}}, "
-                    f"container_memory_working_set_bytes{{{conv.kubelet_node}=…}}, "
-                    f"node_filesystem_size_bytes{{{conv.node_exporter_node}=…}}); check the name and the label flags",
-                    source=f"node {n}",
-                )
-        return sorted(conv.nodes)
-    if not found:
-        raise InputError(
-            f"no data between {_iso(spec.start)} and {_iso(spec.end)}: none of kube_node_info, "
-            "container_memory_working_set_bytes, node_filesystem_size_bytes has a series with a node label "
-            "(check --from/--to, --selector and the label flags)",
-            source=f"query {probes[0][1]}",
-        )
-    return sorted(found)
-
-
 def _scrape_interval(client: PrometheusClient, spec: PrometheusImport, b: Builder) -> float | None:
     """The median spacing of raw samples of a kubelet series near the end of the range."""
     conv = spec.conventions
@@ -226,6 +186,7 @@ def _options(spec: PrometheusImport, nodes: list[str], interval: float | None) -
             "kubelet_node": conv.kubelet_node,
             "node_exporter_node": conv.node_exporter_node,
             "ksm_node": conv.ksm_node,
+            **{f"ksm_{k}": v for k, v in conv.ksm_pod_labels.items()},
         },
         "mountpoints": {"nodefs": conv.nodefs_mountpoint, "imagefs": conv.imagefs_mountpoint},
     }
@@ -336,6 +297,10 @@ def _window(
 ) -> int:
     """Assemble and publish ticks [lo, hi) from their query results; returns the number of gap rows."""
     series_q = node_queries(b) + pod_queries(b) + time_queries(b)
+    ksm = {"pod_info", "pod_phase", "pod_reason", "node_condition"}
+    results = {
+        name: ksm_relabel(v, b.conv) if name in ksm or name.startswith("static:") else v for name, v in results.items()
+    }
     static = {name.removeprefix("static:"): v for name, v in results.items() if name.startswith("static:")}
 
     frames: dict[str, pl.DataFrame] = {}

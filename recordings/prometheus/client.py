@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import queue
 import random
+import re
 import ssl
 import threading
 import time
@@ -65,6 +66,8 @@ class ClientOptions:
     retries: int = 4
     backoff: float = 0.5  # seconds before the first retry, doubled each time (with jitter)
     concurrency: int = 4
+    tls_server_name: str | None = None  # SNI and the name the certificate must hold (a port-forward)
+    params: Mapping[str, str] = field(default_factory=dict)  # sent with every query (Thanos: dedup, …)
 
 
 class PrometheusClient:
@@ -97,6 +100,8 @@ class PrometheusClient:
         self._lock = threading.Lock()
         self.requests = 0
         self.points = 0
+        self.warnings: list[str] = []  # the API's "warnings" (Thanos: a store that did not answer)
+        self._extensions = {"sni_hostname": options.tls_server_name} if options.tls_server_name else None
 
     def close(self) -> None:
         self._pool.shutdown()
@@ -166,29 +171,30 @@ class PrometheusClient:
         while True:
             attempt += 1
             try:
-                resp = self._http.post(url, data=dict(params))
+                resp = self._http.post(url, data={**self.options.params, **params}, extensions=self._extensions)
             except httpx2.TimeoutException:
                 problem = f"timed out after {self.options.timeout:g}s"
                 retry = True
             except httpx2.TransportError as exc:
-                problem = f"cannot reach {self.base} ({_short(exc)})"
+                problem = f"cannot reach {self.base} ({_short(exc)}){self._tls_hint(exc)}"
                 retry = not isinstance(exc, httpx2.ConnectError) or attempt == 1  # refused: one more try
+                if problem.endswith("use https://"):
+                    retry = False
             else:
                 with self._lock:
                     self.requests += 1
                 status = resp.status_code
+                first = _first_line(resp)
+                if status == 400 and "HTTP request to an HTTPS server" in first:  # Go's net/http on a TLS port
+                    raise PrometheusError(f"{self.base} serves HTTPS ({first!r}): use https://", source=_q(query))
                 if status in (401, 403):
-                    why = "unauthorized" if status == 401 else "forbidden"
-                    raise PrometheusError(
-                        f"HTTP {status} {why} from {self.base}; check --bearer-token-file / --basic-auth / "
-                        "--client-cert / --header",
-                        source=_q(query),
-                    )
+                    raise PrometheusError(self._refused(status, first), source=_q(query))
                 if status in RETRY_STATUSES:
                     problem, retry = f"HTTP {status} from {self.base}{_server_error(resp)}", True
                 else:
                     body = _json(resp)
                     if status == 200 and isinstance(body, dict) and body.get("status") == "success":
+                        self._warn(body.get("warnings"))
                         return body.get("data")
                     if isinstance(body, dict) and body.get("status") == "error":
                         error = str(body.get("error", ""))
@@ -199,8 +205,9 @@ class PrometheusClient:
                             if "too many samples" in error
                             else None,
                         )
+                    said = f": {first!r}" if first and status >= 400 else ""
                     raise PrometheusError(
-                        f"HTTP {status} from {self.base}: not a Prometheus API response "
+                        f"HTTP {status} from {self.base}{said}; not a Prometheus API response "
                         f"({resp.headers.get('content-type', 'no content type')}); is {self.base} the server's "
                         "base URL (e.g. http://prometheus:9090, or Thanos/Mimir's /prometheus prefix)?",
                         source=_q(query),
@@ -210,6 +217,38 @@ class PrometheusClient:
                 raise PrometheusError(f"{problem}{tries}", source=_q(query))
             delay = self.options.backoff * (2 ** (attempt - 1))
             self._sleep(delay * (0.5 + random.random() / 2))
+
+    def _tls_hint(self, exc: BaseException) -> str:
+        """A plain-HTTP request to a TLS port: the server answers with a TLS alert (not HTTP) or hangs up."""
+        if self.base.startswith("http://") and isinstance(exc, (httpx2.RemoteProtocolError, httpx2.ReadError)):
+            text = str(exc).lower()
+            if "\\x15\\x03" in text or "illegal" in text or "invalid" in text or "reset" in text:
+                return "; if the port serves TLS, use https://"
+        return ""
+
+    def _refused(self, status: int, first: str) -> str:
+        """401/403 with what the server said; a Mimir/Cortex tenant problem named as such."""
+        why = "unauthorized" if status == 401 else "forbidden"
+        said = f": {first!r}" if first else ""
+        tenant = next((v for k, v in self.options.headers.items() if k.lower() == "x-scope-orgid"), None)
+        low = first.lower()
+        if "org id" in low or "tenant" in low or "orgid" in low:
+            fix = (
+                f"check the tenant {tenant!r} (--header 'X-Scope-OrgID: …')"
+                if tenant
+                else "the server wants a tenant: pass --header 'X-Scope-OrgID: TENANT'"
+            )
+        else:
+            fix = "check --bearer-token-file / --basic-auth / --client-cert / --header"
+        return f"HTTP {status} {why} from {self.base}{said}; {fix}"
+
+    def _warn(self, warnings: Any) -> None:
+        if isinstance(warnings, list) and warnings:
+            with self._lock:
+                for w in warnings:
+                    text = " ".join(str(w).split())[:300]
+                    if text not in self.warnings:
+                        self.warnings.append(text)
 
 
 def _tls_context(options: ClientOptions) -> ssl.SSLContext:
@@ -311,6 +350,22 @@ def _server_error(resp: httpx2.Response) -> str:
     body = _json(resp)
     if isinstance(body, dict) and body.get("error"):
         return f": {' '.join(str(body['error']).split())[:200]}"
+    first = _first_line(resp)
+    return f": {first!r}" if first else ""
+
+
+def _first_line(resp: httpx2.Response) -> str:
+    """The first non-blank line of a body that is not JSON (a proxy's or gateway's error page), ≤ 200 chars."""
+    if _json(resp) is not None:
+        return ""
+    text = resp.content[:4096].decode("utf-8", "replace")
+    if "<" in text:  # an HTML error page: its text, not its markup
+        text = re.sub(r"(?is)<(script|style|head)\b.*?</\1>", "\n", text)
+        text = re.sub(r"<[^>]*>", "\n", text)
+    for line in text.splitlines():
+        line = " ".join(line.split())
+        if line:
+            return line[:200]
     return ""
 
 

@@ -23,8 +23,13 @@ def add_prometheus_arguments(parser: argparse.ArgumentParser) -> None:
         "--node worker-3 --configz configz.json --events events.json -o rec (mapping: recordings/PROMETHEUS.md)",
     )
     g.add_argument("--prometheus", metavar="URL", help="the server's base URL, e.g. http://localhost:9090")
-    g.add_argument("--from", dest="from_", metavar="TIME", help="start, RFC 3339 or Unix seconds")
-    g.add_argument("--to", metavar="TIME", help="end, RFC 3339 or Unix seconds")
+    g.add_argument(
+        "--from",
+        dest="from_",
+        metavar="TIME",
+        help="start: RFC 3339, Unix seconds or milliseconds (a Grafana URL's from=), or now-6h",
+    )
+    g.add_argument("--to", metavar="TIME", help="end: RFC 3339, Unix seconds or milliseconds, now or now-1h")
     g.add_argument(
         "--step", default="10s", metavar="DURATION", help="tick spacing (default 10s: the kubelet's eviction loop)"
     )
@@ -73,6 +78,13 @@ def add_prometheus_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="LABEL",
         help="label holding the node name on kube-state-metrics series (default node)",
     )
+    for what in ("namespace", "pod", "container"):
+        g.add_argument(
+            f"--ksm-{what}-label",
+            metavar="LABEL",
+            help=f"label holding the {what} on kube-state-metrics pod series (default: {what}, or exported_{what} "
+            "when kube-state-metrics was scraped without honor_labels; detected)",
+        )
     g.add_argument("--nodefs-mountpoint", default="/", metavar="PATH", help="node-exporter mountpoint of nodefs")
     g.add_argument(
         "--imagefs-mountpoint",
@@ -99,6 +111,23 @@ def add_prometheus_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--ca-file", metavar="FILE", help="CA bundle to verify the server with")
     g.add_argument("--insecure-skip-tls-verify", action="store_true", help="do not verify the server's certificate")
     g.add_argument(
+        "--tls-server-name",
+        metavar="NAME",
+        help="the name to verify the server's certificate against (and send as SNI), e.g. "
+        "prometheus.monitoring.svc through a kubectl port-forward to localhost",
+    )
+    g.add_argument(
+        "--dedup",
+        choices=("true", "false"),
+        help="Thanos Query: deduplicate HA replicas (sent as dedup=; default: the server's, true)",
+    )
+    g.add_argument(
+        "--partial-response",
+        choices=("true", "false"),
+        help="Thanos Query: allow an answer without an unreachable store (sent as partial_response=; the "
+        "server's warnings are kept in the notes either way)",
+    )
+    g.add_argument(
         "--header",
         action="append",
         default=[],
@@ -121,6 +150,7 @@ def run_prometheus_import(args: argparse.Namespace) -> int:
     from .build import PrometheusImport, import_prometheus
     from .client import ClientOptions
     from .labels import Conventions, parse_selector
+    from .timeargs import parse_time_arg
 
     if args.files:
         raise InputError("give either files or --prometheus, not both", source="--prometheus")
@@ -128,11 +158,15 @@ def run_prometheus_import(args: argparse.Namespace) -> int:
         raise InputError("--append is for files; --prometheus writes a new recording", source="--append")
     if not args.from_ or not args.to:
         raise InputError("--prometheus needs --from and --to", source="--from" if not args.from_ else "--to")
+    now = time.time()
     started = time.monotonic()
     conv = Conventions(
         kubelet_node=args.cadvisor_node_label,
         node_exporter_node=args.node_exporter_node_label,
         ksm_node=args.ksm_node_label,
+        ksm_namespace=args.ksm_namespace_label,
+        ksm_pod=args.ksm_pod_label,
+        ksm_container=args.ksm_container_label,
         nodefs_mountpoint=args.nodefs_mountpoint,
         imagefs_mountpoint=args.imagefs_mountpoint,
         selector=parse_selector(args.selector),
@@ -164,8 +198,8 @@ def run_prometheus_import(args: argparse.Namespace) -> int:
                 classes[name] = value
     spec = PrometheusImport(
         client=_client_options(args, ClientOptions, parse_duration_seconds),
-        start=_time(args.from_, "--from"),
-        end=_time(args.to, "--to"),
+        start=parse_time_arg(args.from_, "--from", now),
+        end=parse_time_arg(args.to, "--to", now),
         step=parse_duration_seconds(args.step, flag="--step"),
         conventions=conv,
         lookback=_lookback(args.lookback, parse_duration_seconds),
@@ -199,21 +233,6 @@ def run_prometheus_import(args: argparse.Namespace) -> int:
 def _node_file(value: str) -> tuple[str | None, str]:
     node, sep, path = value.partition("=")
     return (node, path) if sep and not Path(value).exists() else (None, value)
-
-
-def _time(text: str, flag: str) -> float:
-    from ..summary_codec import parse_time
-
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        return parse_time(text) / 1_000_000
-    except ValueError:
-        raise InputError(
-            f"expected an RFC 3339 time (2024-05-20T03:00:00Z) or Unix seconds, got {text!r}", source=flag
-        ) from None
 
 
 def _lookback(text: str | None, parse: Any) -> str | None:
@@ -258,4 +277,6 @@ def _client_options(args: argparse.Namespace, options: Any, parse: Any) -> Any:
         timeout=parse(args.timeout, flag="--timeout"),
         retries=max(0, args.retries),
         concurrency=max(1, args.concurrency),
+        tls_server_name=args.tls_server_name,
+        params={k: v for k, v in (("dedup", args.dedup), ("partial_response", args.partial_response)) if v is not None},
     )

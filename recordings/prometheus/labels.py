@@ -12,7 +12,9 @@ the most common install (prometheus-community/helm-charts, chart kube-prometheus
   ``instance`` (charts/prometheus-node-exporter values ``prometheus.monitor.relabelings``,
   kube-prometheus' nodeExporter ServiceMonitor), so ``instance`` is the node name;
 * kube-state-metrics: scraped with ``honorLabels: true``; its own ``node`` label on ``kube_pod_info``
-  and ``kube_node_*``, ``namespace``/``pod`` on pod series.
+  and ``kube_node_*``, ``namespace``/``pod`` on pod series. Scraped without it (a plain
+  ``kubernetes_sd`` job, many ServiceMonitors) the target's own ``namespace``/``pod``/``container``
+  win and the pod's move to ``exported_*``: :mod:`.detect` finds that per series.
 
 Each is a flag (``--cadvisor-node-label``, ``--node-exporter-node-label``, ``--ksm-node-label``) and
 ``--selector`` adds matchers to every query (``cluster="prod"`` on a multi-cluster Thanos).
@@ -37,6 +39,10 @@ class Conventions:
     kubelet_node: str = "node"  # cAdvisor, kubelet /metrics and /metrics/resource
     node_exporter_node: str = "instance"
     ksm_node: str = "node"
+    # kube-state-metrics' pod labels (None: detected; exported_* when scraped without honor_labels)
+    ksm_namespace: str | None = None
+    ksm_pod: str | None = None
+    ksm_container: str | None = None
     nodefs_mountpoint: str = "/"
     imagefs_mountpoint: str = "/var/lib/containerd"
     selector: tuple[str, ...] = field(default_factory=tuple)  # each 'name="value"' (or =~ != !~)
@@ -47,9 +53,21 @@ class Conventions:
             ("--cadvisor-node-label", self.kubelet_node),
             ("--node-exporter-node-label", self.node_exporter_node),
             ("--ksm-node-label", self.ksm_node),
+            ("--ksm-namespace-label", self.ksm_namespace or "namespace"),
+            ("--ksm-pod-label", self.ksm_pod or "pod"),
+            ("--ksm-container-label", self.ksm_container or "container"),
         ):
             if not _LABEL.match(name):
                 raise InputError(f"not a Prometheus label name: {name!r}", source=flag)
+
+    @property
+    def ksm_pod_labels(self) -> dict[str, str]:
+        """Canonical name → the label kube-state-metrics' pod series carry it in."""
+        return {
+            "namespace": self.ksm_namespace or "namespace",
+            "pod": self.ksm_pod or "pod",
+            "container": self.ksm_container or "container",
+        }
 
     def matchers(self, node_label: str | None, *extra: str) -> str:
         """``{extra…, selector…, node=~"a|b"}`` for one exporter (node_label None: no node filter)."""

@@ -250,8 +250,10 @@ def pod_queries(b: Builder) -> list[Query]:
 def ksm_range_queries(b: Builder) -> dict[str, str]:
     """kube-state-metrics series whose changes over time matter: a pod's existence, node, phase, reason."""
     s = b.conv.ksm_node
+    lab = b.conv.ksm_pod_labels
     # phase and reason carry no node label: with --node, keep the pods kube_pod_info puts there
-    on_nodes = f" and on (namespace, pod) {b.sel('kube_pod_info', s)}" if b.conv.nodes else ""
+    on = f"{lab['namespace']}, {lab['pod']}"
+    on_nodes = f" and on ({on}) {b.sel('kube_pod_info', s)}" if b.conv.nodes else ""
     return {
         "pod_info": b.sel("kube_pod_info", s),
         "pod_phase": f"({b.sel('kube_pod_status_phase', None)} == 1){on_nodes}",
