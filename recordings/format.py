@@ -40,8 +40,9 @@ PARTS_DIR = "parts"
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 
-_SEGMENT = re.compile(r"^j(\d{6})\.log$")
-_PART = re.compile(r"^p(\d{6})-(\d{6})$")
+# Six digits, or more once a rolling recording (``--retain``) has folded a million times.
+_SEGMENT = re.compile(r"^j(\d{6,})\.log$")
+_PART = re.compile(r"^p(\d{6,})-(\d{6,})$")
 
 
 @dataclass
@@ -347,6 +348,46 @@ class WriterLock:
         if getattr(self, "_fd", -1) >= 0:
             os.close(self._fd)
             self._fd = -1
+
+
+def live_writer(root: Path) -> int | None:
+    """The pid of the writer holding ``root``'s lock, or None; never takes the lock itself.
+
+    A shared ``flock`` probe (what ``pack`` once did) would make a restarting recorder see a second
+    writer and exit, so this looks instead: a lock file that a live process holds a ``flock`` on
+    (``/proc/locks`` names the file's inode), or where that table cannot be read, a lock file whose
+    pid is alive. A writer killed by SIGKILL leaves its lock file, held by nobody: not live.
+    """
+    path = root / LOCK
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        pid = _lock_holder(fd)
+    finally:
+        os.close(fd)
+    try:
+        table = Path("/proc/locks").read_text()
+    except OSError:
+        table = None
+    if table is not None:
+        want = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+        for line in table.splitlines():
+            fields = line.split()
+            if len(fields) > 5 and fields[1] == "FLOCK" and fields[5].lower() == want and fields[3] == "WRITE":
+                return int(fields[4]) if fields[4].isdigit() else (pid or 0)
+        return None
+    if pid is None:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass
+    return pid
 
 
 def _lock_holder(fd: int) -> int | None:

@@ -14,15 +14,12 @@ directory beside the target and renames it into place only once the result is co
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import io
 import os
 import stat
 import tarfile
 import tempfile
 import zlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO
@@ -63,36 +60,14 @@ class _Hashing(io.RawIOBase):
 
 def pack(src: Path, dest: Path) -> int:
     """Write ``src`` (a recording) to ``dest``; returns the file size."""
-    open_recording(src)  # refuse to pack something that does not read back (checksums, schemas)
-    if dest.exists() or dest.is_symlink():
-        raise RecordingError("already exists; choose another output file", source=str(dest))
-    with _not_being_written(src):
-        files = _members(src)
-        return _write_pack(src, dest, files)
+    from .snapshot import live_snapshot
 
-
-@contextlib.contextmanager
-def _not_being_written(src: Path) -> Iterator[None]:
-    """Refuse a recording a live writer holds (it would change under the pack); hold a shared
-    lock meanwhile, so a writer starting now is refused instead."""
-    try:
-        fd = os.open(src / fmt.LOCK, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:  # no lock file: no writer has it (a writer creates it before anything else)
-        yield
-        return
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-            who = f"pid {holder}" if holder.isdigit() else "another process"
-            raise RecordingError(
-                f"is being written ({who} holds {fmt.LOCK}); pack it once that command has finished",
-                source=str(src),
-            ) from None
-        yield
-    finally:
-        os.close(fd)
+    with live_snapshot(src) as snap:  # a recording being written: as of its last finished tick
+        open_recording(snap)  # refuse to pack something that does not read back (checksums, schemas)
+        if dest.exists() or dest.is_symlink():
+            raise RecordingError("already exists; choose another output file", source=str(dest))
+        files = _members(snap)
+        return _write_pack(snap, dest, files)
 
 
 def _members(src: Path) -> list[tuple[Path, str]]:

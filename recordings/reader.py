@@ -141,8 +141,10 @@ def _one_line(exc: BaseException) -> str:
 class Recording:
     """A read-only view of one recording directory."""
 
-    def __init__(self, root: Path, *, skip_bad: bool = False) -> None:
+    def __init__(self, root: Path, *, skip_bad: bool = False, live_root: Path | None = None) -> None:
         self.root = root
+        self.live_root = live_root
+        """The directory a live writer is writing, when ``root`` is a snapshot of it (else None)."""
         self.skip_bad = skip_bad
         self.skipped: list[str] = []
         """What ``skip_bad`` left out, one line each: a damaged part, journal frame or empty node."""
@@ -188,7 +190,12 @@ class Recording:
                         journal.setdefault(name, []).append(frame_from_columns(name, cols))
         self._journal = {name: pl.concat(frames) for name, frames in journal.items()}
         self._cache: dict[str, pl.DataFrame] = {}
-        if not self.manifest.finalized:
+        if not self.manifest.finalized and live_root is not None:
+            top = self._table("ticks")["tick"].cast(pl.Int64).max()
+            self.notes.append(
+                f"live recording (its recorder is writing it): read a snapshot up to the last finished tick {top!s}"
+            )
+        elif not self.manifest.finalized:
             top = self._table("ticks")["tick"].cast(pl.Int64).max()
             self.notes.append(
                 f"unfinalized recording (its recorder or import stopped before finishing): read up to the last "
@@ -485,5 +492,23 @@ class Recording:
 
 
 def open_recording(path: str | Path, *, skip_bad: bool = False) -> Recording:
-    """Open a recording; ``skip_bad`` reads around damaged parts and journal frames (see ``skipped``)."""
-    return Recording(Path(path), skip_bad=skip_bad)
+    """Open a recording; ``skip_bad`` reads around damaged parts and journal frames (see ``skipped``).
+
+    A recording a live writer holds (``record`` still running) is read from a private snapshot up to
+    its last finished tick (:mod:`recordings.snapshot`), removed when the :class:`Recording` is
+    garbage collected; ``rec.root`` is then the snapshot and ``rec.live_root`` the directory given."""
+    import weakref
+
+    from .snapshot import is_live, take_snapshot
+
+    root = Path(path)
+    if not is_live(root):
+        return Recording(root, skip_bad=skip_bad)
+    snap = take_snapshot(root)
+    try:
+        rec = Recording(snap, skip_bad=skip_bad, live_root=root)
+    except BaseException:
+        fmt.remove_tree(snap.parent)
+        raise
+    weakref.finalize(rec, fmt.remove_tree, snap.parent)
+    return rec

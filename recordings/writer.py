@@ -26,6 +26,7 @@ from kube.errors import RecordingError
 
 from . import format as fmt
 from . import kernel
+from . import retention as ret
 from .journal import JournalWriteError, JournalWriter
 from .redact import REDACTORS
 from .schema import ALL_SCHEMAS, SERIES, SORT_KEYS, TIME, validate_schema
@@ -45,6 +46,9 @@ COMPACT_BATCH_BYTES = int(os.environ.get("EVICTLENS_COMPACT_BATCH_BYTES", str(64
 COMPACT_DISK_SLACK = 64 << 20
 COMPACT_LIMIT_BYTES = sys.maxsize
 
+
+RESTARTED = "recorder restarted"
+"""Start of the ``error`` of the gap tick a resumed recorder writes for the time it was not running (FORMAT.md §3.3)."""
 
 _U64_COLUMNS = {t.name: [c for c, _k, kind, _g in t.columns() if kind == "u64"] for t in SERIES}
 
@@ -118,7 +122,9 @@ class Tick:
 class RecordingWriter:
     """Owns a recording directory while recording or importing into it."""
 
-    def __init__(self, root: Path, manifest: fmt.Manifest, *, append: bool = False) -> None:
+    def __init__(
+        self, root: Path, manifest: fmt.Manifest, *, append: bool = False, retain: float | None = None
+    ) -> None:
         self.root = root
         self.manifest = manifest
         self._pending: dict[str, list[pl.DataFrame]] = {}
@@ -128,10 +134,24 @@ class RecordingWriter:
         self._loose = _empty_tables()
         self._last_hash: dict[tuple[str, str], bytes] = {}
         self.next_tick = 0
+        self._pending_first: int | None = None  # time of the first tick not yet folded
         self.ticks_written = 0
         self.last_tick: int | None = None  # the last tick made durable (journal or part)
         self.fold_every, self.fold_rows = FOLD_EVERY_TICKS, FOLD_ROWS
         self.compact_batch_bytes = COMPACT_BATCH_BYTES
+        # -- the rolling window (record --retain, FORMAT.md §3.3); plain attributes the metrics read --
+        self.retain_micros = None if retain is None else int(retain * 1_000_000)
+        self.bytes_on_disk = 0  # bytes the recording's files take, after the last commit
+        self.window_first: int | None = None  # time of the first tick kept (µs since the epoch)
+        self.window_last: int | None = None  # time of the last finished tick (µs since the epoch)
+        self.window_shrinks = 0  # times the disk was full and the oldest part went before its time
+        self.parts_dropped = 0  # parts that left the window (by age or for space)
+        self.resumed = False  # this writer continues a recording (--append, or --retain on a used directory)
+        self.on_shrink: Callable[[str], None] = _say
+        self._spans: dict[str, ret.PartSpan] = {}
+        self._base_bytes = 0
+        self._resumed_objects: dict[tuple[str, str], dict[str, Any]] = {}
+        self._seen: set[tuple[str, str]] = set()
         if root.exists() and not root.is_dir():
             raise RecordingError("exists and is not a directory; choose a new directory", source=str(root))
         self._lock: fmt.WriterLock | None = None
@@ -172,6 +192,7 @@ class RecordingWriter:
                 ) from None
             raise
         self._created = created  # what discard() removes if no tick gets written
+        self.bytes_on_disk = ret.dir_bytes(root)
         if self._first_unfolded is None:
             self._first_unfolded = self._segment
 
@@ -205,8 +226,12 @@ class RecordingWriter:
         old.finalized = False
         for p in (self.root / fmt.PARTS_DIR).iterdir():
             if p.name.endswith(".tmp"):
-                fmt.remove_quietly(p)
+                fmt.remove_tree(p) if p.is_dir() else fmt.remove_quietly(p)
         parts = fmt.list_parts(self.root)
+        kept = {path for _f, _l, path in parts}
+        for p in (self.root / fmt.PARTS_DIR).iterdir():  # nested under a wider part (a crash mid-compaction or
+            if p.is_dir() and p not in kept and not p.name.endswith(".tmp"):  # mid-retention): the widest holds it
+                ret.remove_part(p)
         for _f, _l, path in parts:  # never build on a damaged part (nor re-checksum one)
             fmt.verify_part(path, required=old.schema_version >= 2, source=str(path))
         written_as = old.schema_version
@@ -235,8 +260,66 @@ class RecordingWriter:
                 self._adopt(payload)
                 if payload.get("tick") is not None:
                     last_tick = max(last_tick, int(payload["tick"]))
+                    at = int(payload["time"])
+                    self._pending_first = at if self._pending_first is None else min(self._pending_first, at)
+                    self.window_last = max(self.window_last or at, at)
         self.next_tick = last_tick + 1
         self.last_tick = last_tick if last_tick >= 0 else None
+        self.resumed = True
+        for _f, _l, path in parts:
+            span = self._span(path)
+            if span.end is not None and span.first_tick is not None:
+                self.window_last = max(self.window_last or span.end, span.end)
+        self._update_window()
+        self._seed_objects(parts)
+
+    def _seed_objects(self, parts: list[tuple[int, int, Path]]) -> None:
+        """Remember the objects in force when the recording stopped: an unchanged object the first lists
+        show again is not stored twice, and one they no longer show is marked deleted
+        (:meth:`forget_unseen`) instead of staying in force for ever."""
+        files = [path / "objects.parquet" for _f, _l, path in parts if (path / "objects.parquet").exists()]
+        live = ret.in_force(files, self._pending.get("objects", []))
+        for row in live.iter_rows(named=True):
+            key = (row["kind"], str(row["uid"] or f"{row['namespace']}/{row['name']}"))
+            self._last_hash[key] = hashlib.blake2b(row["body"].encode(), digest_size=16).digest()
+            self._resumed_objects[key] = row
+
+    def forget_unseen(self, kinds: tuple[str, ...]) -> int:
+        """After a resumed recorder's first complete lists of ``kinds``: store a deletion for each object
+        of those kinds that was in force when the recording stopped and that the lists no longer show
+        (deleted while no recorder ran). Returns how many."""
+        gone = 0
+        at = now_micros()
+        for key, row in list(self._resumed_objects.items()):
+            if row["kind"] not in kinds:
+                continue
+            del self._resumed_objects[key]
+            if key in self._seen:
+                continue
+            cols = self._loose["objects"]
+            for col in cols:
+                value = row[col]
+                cols[col].append(at if col == "observed" else True if col == "deleted" else value)
+            self._last_hash.pop(key, None)
+            gone += 1
+        if not self._resumed_objects:
+            self._seen.clear()
+        return gone
+
+    def mark_restart(self, nodes: list[str], interval: float) -> bool:
+        """A resumed recorder: one gap tick for the time no recorder ran, each node a gap whose error says
+        from when to when (FORMAT.md §3.3). Nothing when the pause was shorter than 1.5 intervals."""
+        if self.window_last is None or not nodes:
+            return False
+        now, step = now_micros(), int(interval * 1_000_000)
+        if now - self.window_last < step * 3 // 2:
+            return False
+        tick = self.begin_tick(at=self.window_last + step)
+        why = f"{RESTARTED}: no recorder ran from {_iso(self.window_last)} to {_iso(now)}"
+        for node in sorted(nodes):
+            tick.add_gap(node, why)
+        self.commit(tick)
+        return True
 
     def _upgrade(self, old: fmt.Manifest, parts: list[tuple[int, int, Path]]) -> None:
         """Appending to a schema-v1 recording: decode each v1 part fully, then give it checksums.
@@ -285,20 +368,36 @@ class RecordingWriter:
         self._pending_ticks += 1
         self.ticks_written += 1
         self.manifest.end_time = _iso(tick.time)
+        self.bytes_on_disk += written
+        self.window_last = tick.time
+        if self._pending_first is None:
+            self._pending_first = tick.time
+        if self.window_first is None:
+            self.window_first = tick.time
         if self._pending_ticks >= self.fold_every or self._pending_rows >= self.fold_rows:
             self.fold()
         return written
 
     def _append(self, payload: dict[str, Any]) -> int:
-        """Journal one frame; a failed write says how much the recording holds."""
-        try:
-            return self._journal.append(payload)
-        except JournalWriteError as exc:
-            if self.last_tick is not None:
-                kept = f"the recording is valid up to the previous tick (tick {self.last_tick})"
-            else:
-                kept = "no tick was kept: the recording holds no tick yet"
-            raise RecordingError(f"{exc.problem}; {kept}", source=exc.source) from None
+        """Journal one frame; a failed write says how much the recording holds. With ``--retain`` a
+        full disk first drops the oldest part (:meth:`make_room`) and tries again."""
+        while True:
+            try:
+                ret.check_space(self.root, 1 << 12)
+                return self._journal.append(payload)
+            except OSError as exc:  # the test seam's full disk, before anything was written
+                if not fmt.is_out_of_space(exc):
+                    raise
+                error = JournalWriteError("disk full", source=str(self._journal.path))
+            except JournalWriteError as exc:
+                error = exc
+            if not (error.problem == "disk full" and self.make_room()):
+                break
+        if self.last_tick is not None:
+            kept = f"the recording is valid up to the previous tick (tick {self.last_tick})"
+        else:
+            kept = "no tick was kept: the recording holds no tick yet"
+        raise RecordingError(f"{error.problem}; {kept}", source=error.source) from None
 
     def flush_objects(self) -> None:
         """Write objects observed since the last tick as a frame of their own."""
@@ -332,9 +431,13 @@ class RecordingWriter:
         key = (kind, str(meta.get("uid") or f"{meta.get('namespace')}/{name}"))
         data = orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
         digest = hashlib.blake2b(data + (b"D" if deleted else b""), digest_size=16).digest()
+        if self._resumed_objects:
+            self._seen.add(key)
         if self._last_hash.get(key) == digest:
             return False
         self._last_hash[key] = digest
+        if deleted:  # a deleted object's key never comes back: pod churn must not grow this map for weeks
+            del self._last_hash[key]
         row = {
             "observed": at,
             "kind": kind,
@@ -425,9 +528,24 @@ class RecordingWriter:
         self._publish(final, tables, after="the journal still holds every tick")
         for seq in range(first, last + 1):
             fmt.remove_quietly(self.root / fmt.JOURNAL_DIR / fmt.segment_name(seq))
+        ticks = tables.get("ticks")
+        if ticks is not None and ticks.height:
+            lo, hi = ticks.select(
+                pl.col("time").dt.epoch("us").min().alias("lo"), pl.col("time").dt.epoch("us").max().alias("hi")
+            ).row(0)
+            self._spans[final.name] = ret.PartSpan(int(lo), int(hi))
         self._pending, self._pending_rows, self._pending_ticks = {}, 0, 0
+        self._pending_first = None
         self._first_unfolded = self._segment
-        self.write_manifest()
+        self.retain()
+        while True:
+            try:
+                self.write_manifest()
+                break
+            except OSError as exc:
+                if not (fmt.is_out_of_space(exc) and self.make_room()):
+                    raise
+        self.bytes_on_disk = ret.dir_bytes(self.root)
 
     def publish_part(self, tables: Mapping[str, pl.DataFrame]) -> None:
         """Write whole tables built as frames (bulk imports, benchmark generators) as one part.
@@ -460,7 +578,7 @@ class RecordingWriter:
         which every reader reads.
         """
         parts = fmt.list_parts(self.root)
-        if len(parts) < 2:
+        if len(parts) < 2 or self.retain_micros is not None:  # a rolling window drops whole parts: keep them
             return
         size = sum(f.stat().st_size for _, _, p in parts for f in p.iterdir())
         if size > COMPACT_LIMIT_BYTES or shutil.disk_usage(self.root).free < 2 * size + COMPACT_DISK_SLACK:
@@ -481,6 +599,104 @@ class RecordingWriter:
             if path != final:
                 fmt.remove_quietly(path)
 
+    # -- the rolling window ---------------------------------------------------------------
+    def _span(self, part: Path) -> ret.PartSpan:
+        if part.name not in self._spans:
+            self._spans[part.name] = ret.part_span(part)
+        return self._spans[part.name]
+
+    def _update_window(self) -> None:
+        """The first tick kept (the parts' and the journal's) into ``window_first`` and the manifest."""
+        firsts = [
+            s.first_tick
+            for first, _l, path in fmt.list_parts(self.root)
+            if not ret.is_base(first) and (s := self._span(path)).first_tick is not None
+        ]
+        if self._pending_first is not None:
+            firsts.append(self._pending_first)
+        self.window_first = min(firsts) if firsts else None
+        if self.window_first is not None:
+            self.manifest.start_time = _iso(self.window_first)
+
+    def retain(self) -> None:
+        """Drop the parts wholly older than the window (``--retain``), carrying the objects still in
+        force into the base part (:mod:`recordings.retention`); then keep the disk reserve. A disk that
+        has no room left for the reserve is full: the window shrinks now, before a tick fails."""
+        if self.retain_micros is None or self.window_last is None:
+            return
+        cutoff = self.window_last - self.retain_micros
+        drop: list[tuple[int, int, Path]] = []
+        for first, last, path in fmt.list_parts(self.root):
+            span = self._span(path)
+            if not ret.is_base(first) and span.end is not None and span.end >= cutoff:
+                break
+            drop.append((first, last, path))
+        if any(not ret.is_base(first) for first, _l, _p in drop):
+            try:
+                self._replace_with_base(drop)
+            except (OSError, pl.exceptions.PolarsError) as exc:
+                if not fmt.is_out_of_space(exc) or not self.make_room():
+                    raise
+        reserve = max(ret.RESERVE_MIN_BYTES, 2 * self._base_bytes)
+        while not ret.make_reserve(self.root, reserve) and self.make_room():
+            pass
+
+    def make_room(self) -> bool:
+        """The disk is full: drop the oldest part before its time (the window shrinks), using the reserve
+        to write the base. False when there is no part left to drop (only the journal)."""
+        if self.retain_micros is None:
+            return False
+        parts = fmt.list_parts(self.root)
+        victims = [p for p in parts if not ret.is_base(p[0])]
+        if not victims:
+            return False
+        ret.release_reserve(self.root)
+        drop = [p for p in parts if ret.is_base(p[0])] + victims[:1]
+        try:
+            self._replace_with_base(drop)
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            if not fmt.is_out_of_space(exc):
+                raise
+            return False
+        self.window_shrinks += 1
+        kept = (self.window_last - self.window_first) / 1e6 if self.window_first and self.window_last else 0.0
+        self.on_shrink(
+            f"disk full: dropped the oldest part ({victims[0][2].name}) before its time; the window now starts at "
+            f"{_iso(self.window_first) if self.window_first else 'the journal'} ({kept:.0f} s kept of "
+            f"--retain {self.retain_micros / 1e6:.0f} s; shrunk {self.window_shrinks} times)"
+        )
+        return True
+
+    def _replace_with_base(self, drop: list[tuple[int, int, Path]]) -> None:
+        """Replace the parts ``drop`` (the oldest, perhaps with the base) by one base part holding the
+        objects still in force: written under ``.tmp``, renamed, then the old parts removed (readers
+        take the widest of nested parts, so every instant reads either the old parts or the base)."""
+        files = [path / "objects.parquet" for _f, _l, path in drop if (path / "objects.parquet").exists()]
+        objects = ret.in_force(files)
+        final = self.root / fmt.PARTS_DIR / fmt.part_name(ret.BASE_FIRST, max(last for _f, last, _p in drop))
+        tmp = final.with_name(final.name + ".tmp")
+        try:
+            fmt.remove_tree(tmp)
+            fmt.make_private_dir(tmp)
+            if objects.height:
+                _write_parquet(objects, tmp / "objects.parquet")
+            fmt.write_checksums(tmp)
+            ret.check_space(self.root)
+            fmt.fsync_dir(tmp)
+            os.replace(tmp, final)
+            fmt.fsync_dir(final.parent)
+        except BaseException:
+            fmt.remove_tree(tmp)
+            raise
+        for _f, _l, path in drop:
+            if path != final:
+                ret.remove_part(path)
+                self._spans.pop(path.name, None)
+        self._base_bytes = ret.dir_bytes(final)
+        self.parts_dropped += sum(1 for first, _l, _p in drop if not ret.is_base(first))
+        self._update_window()
+        self.bytes_on_disk = ret.dir_bytes(self.root)
+
     def _publish(
         self,
         final: Path,
@@ -495,20 +711,30 @@ class RecordingWriter:
         :class:`RecordingError` saying up to which tick the recording is valid.
         """
         tmp = final.with_name(final.name + ".tmp")
+        while True:
+            try:
+                fmt.remove_tree(tmp)
+                fmt.make_private_dir(tmp)
+                for name, table in tables.items():
+                    if callable(table):
+                        table(tmp / f"{name}.parquet")
+                    else:
+                        _write_parquet(table, tmp / f"{name}.parquet")
+                fmt.write_checksums(tmp)
+                ret.check_space(self.root)
+                fmt.fsync_dir(tmp)
+                os.replace(tmp, final)
+                fmt.fsync_dir(final.parent)
+                return
+            except (OSError, pl.exceptions.PolarsError) as exc:
+                fmt.remove_tree(tmp)
+                if fmt.is_out_of_space(exc) and self.make_room():
+                    continue
+                failure = exc
+                break
         try:
-            fmt.remove_quietly(tmp)
-            fmt.make_private_dir(tmp)
-            for name, table in tables.items():
-                if callable(table):
-                    table(tmp / f"{name}.parquet")
-                else:
-                    _write_parquet(table, tmp / f"{name}.parquet")
-            fmt.write_checksums(tmp)
-            fmt.fsync_dir(tmp)
-            os.replace(tmp, final)
-            fmt.fsync_dir(final.parent)
+            raise failure
         except (OSError, pl.exceptions.PolarsError) as exc:
-            fmt.remove_tree(tmp)
             self._write_manifest_best_effort()
             reason = " ".join(str(exc).split()) if not isinstance(exc, OSError) else exc.strerror
             problem = "disk full" if fmt.is_out_of_space(exc) else "write failed"
@@ -535,9 +761,10 @@ class RecordingWriter:
         self.compact()
         self._journal.close()
         fmt.remove_quietly(self.root / fmt.JOURNAL_DIR / fmt.segment_name(self._segment))
-        from .reader import open_recording  # local: the reader imports this module's helpers
+        ret.release_reserve(self.root)
+        from .reader import Recording  # local: the reader imports this module's helpers
 
-        rec = open_recording(self.root)
+        rec = Recording(self.root)  # not open_recording: that would take a snapshot of this live writer's directory
         self.manifest.counts = rec.count_rows() | (counts or {})
         first, last = rec.time_range()
         if first is not None and last is not None:  # the data's range, not the command's wall clock
@@ -688,6 +915,10 @@ class _ErrnoSink:
         except OSError as exc:
             self.error = exc
             raise
+
+
+def _say(message: str) -> None:
+    print(f"evictlens record: {message}", file=sys.stderr, flush=True)
 
 
 def _nonempty(tables: dict[str, Columns]) -> dict[str, Columns]:

@@ -39,7 +39,7 @@ from kube.errors import CredentialError, RecorderError, RecordingError
 from ..format import Manifest
 from ..redact import EVENT_REASONS
 from ..writer import RecordingWriter, Tick
-from . import PODS_MISSING, PODS_STALE
+from . import PODS_MISSING, PODS_STALE, rolling
 from .client import KubeClient, RequestFailed
 from .hooks import RecorderHooks, call_hooks, stored_tick
 from .options import RecordOptions, options_from_args
@@ -286,7 +286,9 @@ class Recorder:
             await client.refresh_credentials()  # an interactive login happens before any deadline
             version = await self._server_version(client)
             manifest = Manifest(source="recorder", server_version=version, options=opts.manifest_options())
-            self.writer = RecordingWriter(self.root, manifest, append=opts.append)
+            resume = opts.append or opts.retain is not None  # --retain: a restarted pod resumes its recording
+            self.writer = RecordingWriter(self.root, manifest, append=resume, retain=opts.retain)
+            rolling.configure(self.writer, opts.retain, opts.interval)
             self.status = StatusLine(self.root, opts.status, pods=opts.kubelet_direct)
             sel = {"labelSelector": opts.nodes} if opts.nodes else {}
             # Every list+watch loop on a connection of its own (see client.py: a watch stream
@@ -306,6 +308,8 @@ class Recorder:
                 listing.append(ListWatcher(client.dedicated(), "/api/v1/events", "event", self.on_object))
             tasks += [self._watch_task(w, False) for w in listing]
             await self._wait_for_lists(listing)
+            listed = ["node"] + [w.kind for w in listing if w.kind == "pod" and w.synced.is_set()]
+            rolling.resume(self.writer, self.targets, opts.interval, listed=listed)
             await self._loop(client)
         except RecorderError as exc:  # the cluster cannot be reached (1) or refused the credentials (3)
             outcome, code = "stopped", exc.exit_code

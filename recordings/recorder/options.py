@@ -28,6 +28,7 @@ class RecordOptions:
     status: str
     watch: bool
     http1: bool = False
+    retain: float | None = None  # --retain: seconds of the rolling window (None: keep everything)
     listen: str | None = None  # --listen ADDR: /healthz, /readyz, /metrics (health.py)
     node: str | None = None  # --node NAME: this node only, through its own kubelet (a DaemonSet pod's)
 
@@ -88,6 +89,13 @@ def add_record_arguments(p: argparse.ArgumentParser) -> None:
         "--keep-raw",
         action="store_true",
         help="also keep the raw Summary API responses (larger recording), e.g. --keep-raw",
+    )
+    p.add_argument(
+        "--retain",
+        metavar="DURATION",
+        help="keep only the last DURATION (a Go duration, at least two intervals): older parts are dropped as "
+        "the recorder goes, a full disk drops the oldest first, and a restart with the same arguments resumes "
+        "the recording (FORMAT.md §3.3), e.g. --retain 6h",
     )
     p.add_argument(
         "--append",
@@ -172,6 +180,14 @@ def options_from_args(args: argparse.Namespace) -> RecordOptions:
         raise RecordingError("is required (the recording directory to create)", source="-o/--output")
     if args.concurrency < 1:
         raise RecordingError("expected a positive integer", source="--concurrency")
+    interval = parse_duration_seconds(args.interval, flag="--interval")
+    retain = parse_duration_seconds(args.retain, flag="--retain") if getattr(args, "retain", None) else None
+    if retain is not None and retain < 2 * interval:
+        raise RecordingError(
+            f"{args.retain} is shorter than two intervals (--interval {args.interval}); keep at least twice the "
+            "interval, e.g. --retain 2h",
+            source="--retain",
+        )
     if getattr(args, "node", None) is not None and not args.kubelet_direct:
         raise RecordingError(
             "needs --kubelet-direct (one node through its own kubelet; through the API server use --nodes SELECTOR)",
@@ -188,7 +204,7 @@ def options_from_args(args: argparse.Namespace) -> RecordOptions:
         kubeconfig=args.kubeconfig,
         context=args.context,
         nodes=args.nodes,
-        interval=parse_duration_seconds(args.interval, flag="--interval"),
+        interval=interval,
         duration=parse_duration_seconds(args.duration, flag="--duration") if args.duration else None,
         kubelet_direct=args.kubelet_direct,
         keep_raw=args.keep_raw,
@@ -200,6 +216,7 @@ def options_from_args(args: argparse.Namespace) -> RecordOptions:
         status=args.status,
         watch=args.watch,
         http1=args.http1,
+        retain=retain,
         listen=getattr(args, "listen", None),
         node=getattr(args, "node", None),
     )
