@@ -46,7 +46,8 @@ def parse_speed(text: str, *, flag: str = "--speed") -> float:
         speed = math.nan
     if not math.isfinite(speed) or speed <= 0:
         raise InputError(
-            f"expected a positive number of times real time (e.g. 10, 0.5 or max), got {text!r}", field=flag
+            f"expected a positive number of times real time (e.g. 10, 0.5 or max), got {text!r}",
+            field=flag,
         )
     return speed
 
@@ -62,7 +63,9 @@ class Pacer:
 
     speed: float
     clock: Callable[[], float] = time.monotonic
-    wait: Callable[[float], bool] = field(default_factory=lambda: threading.Event().wait)
+    wait: Callable[[float], bool] = field(
+        default_factory=lambda: threading.Event().wait
+    )
     start: float | None = None
     first_us: int | None = None
     committed: list[tuple[int, float]] = field(default_factory=list)
@@ -90,6 +93,8 @@ class ScenarioPlayer:
     pace of :class:`Pacer`. ``stop()`` ends the play at the next tick (what was played is finalized, so the
     directory is then a finished, shorter recording); the play also ends by itself after the last tick.
     ``error`` holds what stopped it otherwise (a bad scenario: an :class:`~kube.errors.InputError`).
+    ``hold_first``: the first tick waits until this is set (the follower has opened the new recording), so a
+    follower sees every tick arrive, the first one too.
     """
 
     def __init__(
@@ -103,12 +108,20 @@ class ScenarioPlayer:
         feature_gates: Mapping[str, bool] | None = None,
         clock: Callable[[], float] = time.monotonic,
         wait: Callable[[float], bool] | None = None,
+        hold_first: threading.Event | None = None,
     ) -> None:
         self.scenario, self.out = scenario, out
+        self._hold = hold_first
         self._stop = threading.Event()
         self.pacer = Pacer(speed, clock=clock, wait=wait or self._stop.wait)
-        self._flags, self._version, self._gates = tuple(kubelet_flags), kubelet_version, feature_gates
-        self._thread = threading.Thread(target=self._run, name="evictlens-play", daemon=True)
+        self._flags, self._version, self._gates = (
+            tuple(kubelet_flags),
+            kubelet_version,
+            feature_gates,
+        )
+        self._thread = threading.Thread(
+            target=self._run, name="evictlens-play", daemon=True
+        )
         self.outcome: ScenarioOutcome | None = None
         self.error: BaseException | None = None
         self._done = threading.Event()
@@ -141,12 +154,19 @@ class ScenarioPlayer:
                 kubelet_version=self._version,
                 pace=self._pace,
             )
-        except BaseException as exc:  # the follower reports it; a thread has no one else to tell
+        except (
+            BaseException
+        ) as exc:  # the follower reports it; a thread has no one else to tell
             self.error = exc
         finally:
             self._done.set()
 
     def _pace(self, tick_us: int) -> bool:
+        if not self.pacer.committed and self._hold is not None:
+            # the follower is not looking yet: the recording exists (manifest written), its first tick waits
+            while not self._hold.wait(0.05):
+                if self._stop.is_set():
+                    break
         if self._stop.is_set() and self.pacer.committed:
             return False
         return self.pacer(tick_us)
@@ -167,10 +187,16 @@ class ScenarioPlayer:
         return len(self.pacer.committed)
 
 
-def load_sample(name: str, *, kubelet_version: str | None = None, kubelet_flags: Sequence[str] = ()) -> Scenario:
+def load_sample(
+    name: str, *, kubelet_version: str | None = None, kubelet_flags: Sequence[str] = ()
+) -> Scenario:
     """A bundled scenario (``evictlens scenario --list``) or a scenario file, with ``scenario``'s overrides."""
     from recordings.scenarios import bundled_names, load_bundled, load_scenario
 
     if name in bundled_names() or not Path(name).suffix:
-        return load_bundled(name, kubelet_version=kubelet_version, kubelet_flags=kubelet_flags)
-    return load_scenario(name, kubelet_version=kubelet_version, kubelet_flags=kubelet_flags)
+        return load_bundled(
+            name, kubelet_version=kubelet_version, kubelet_flags=kubelet_flags
+        )
+    return load_scenario(
+        name, kubelet_version=kubelet_version, kubelet_flags=kubelet_flags
+    )
