@@ -718,7 +718,8 @@ def storage_usage_many(
     for node, versions in pods.items():
         for pod in versions:
             uid = pod.uid
-            limit = podutil.pod_limits(pod).get("ephemeral-storage")
+            # the 1.26/1.27 form (sidecars not summed) is never above the 1.28+ one: a bound for every version
+            limit = podutil.pod_limits(pod, sidecars_known=False).get("ephemeral-storage")
             if limit is not None:
                 pod_limits[node, uid] = min(pod_limits.get((node, uid), 1 << 63), _floor(limit))
             for volume in pod.volumes:

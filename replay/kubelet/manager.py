@@ -80,8 +80,11 @@ def no_gc_effect(signal: str, funcs: Sequence[str], summary: Summary) -> Summary
     return summary
 
 
-def build_signal_to_node_reclaim_funcs(with_image_fs: bool, split_fs: bool) -> dict[str, tuple[str, ...]]:
-    """helpers.go: buildSignalToNodeReclaimFuncs."""
+def build_signal_to_node_reclaim_funcs(
+    with_image_fs: bool, split_fs: bool, containerfs: bool = True
+) -> dict[str, tuple[str, ...]]:
+    """helpers.go: buildSignalToNodeReclaimFuncs. ``containerfs`` False: no ``containerfs.*`` entries, as in
+    1.29–1.31 (VersionProfile.containerfs_node_reclaim, PR #127874)."""
     both = (CONTAINER_GC, IMAGE_GC)
     if with_image_fs and not split_fs:
         table = {NODEFS_AVAILABLE: (), NODEFS_INODES_FREE: (), IMAGEFS_AVAILABLE: both, IMAGEFS_INODES_FREE: both}
@@ -108,6 +111,9 @@ def build_signal_to_node_reclaim_funcs(with_image_fs: bool, split_fs: bool) -> d
                 CONTAINERFS_INODES_FREE,
             )
         }
+    if not containerfs:
+        for signal in (CONTAINERFS_AVAILABLE, CONTAINERFS_INODES_FREE):
+            table.pop(signal, None)
     return table
 
 
@@ -229,10 +235,9 @@ class EvictionManager:
                 self.thresholds, has_image_fs, split
             )
         self.signal_to_rank_func = build_signal_to_rank_func(has_image_fs, split, self.profile)
-        self.signal_to_node_reclaim_funcs = build_signal_to_node_reclaim_funcs(has_image_fs, split)
-        if not self.profile.containerfs_signals:
-            for signal in (CONTAINERFS_AVAILABLE, CONTAINERFS_INODES_FREE):
-                self.signal_to_node_reclaim_funcs.pop(signal, None)
+        self.signal_to_node_reclaim_funcs = build_signal_to_node_reclaim_funcs(
+            has_image_fs, split, self.profile.containerfs_node_reclaim
+        )
         return None
 
     def synchronize(self, summary: Summary, active_pods: MutableSequence[Pod], now: datetime) -> SyncResult:
@@ -378,8 +383,9 @@ class EvictionManager:
         return None
 
     def _pod_ephemeral_storage_limit(self, pod_stats: PodStats, pod: Pod) -> tuple[str, str] | None:
-        """eviction_manager.go: podEphemeralStorageLimitEviction."""
-        limit = podutil.pod_limits(pod).get("ephemeral-storage")
+        """eviction_manager.go: podEphemeralStorageLimitEviction (sidecars summed into the limit from 1.28)."""
+        limits = podutil.pod_limits(pod, sidecars_known=self.profile.restartable_init_containers)
+        limit = limits.get("ephemeral-storage")
         if limit is None:
             return None
         usage = Quantity.zero()

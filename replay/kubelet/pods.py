@@ -2,8 +2,9 @@
 
 Mirrors pkg/kubelet/types/pod_update.go (IsCriticalPod, IsStaticPod, IsMirrorPod),
 k8s.io/api core/v1 toleration.go (ToleratesTaint), component-helpers resource/helpers.go
-(PodLimits with default options: sidecar-aware init-container phases, overhead on non-zero limits;
-IsPodLevelResourcesSet) and pkg/api/v1/resource/helpers.go (GetResourceRequestQuantity, both forms).
+(PodLimits with default options: sidecar-aware init-container phases from 1.28, overhead on non-zero limits;
+IsPodLevelResourcesSet) and pkg/api/v1/resource/helpers.go (GetResourceRequestQuantity, both forms; the
+1.26/1.27 PodRequestsAndLimits/PodLimits that know no sidecars).
 """
 
 from __future__ import annotations
@@ -91,11 +92,15 @@ def is_pod_level_resources_set(pod: Pod) -> bool:
 
 
 def _aggregate(
-    pod: Pod, of: Callable[[Container], Mapping[str, Quantity]], pod_level: Mapping[str, Quantity]
+    pod: Pod,
+    of: Callable[[Container], Mapping[str, Quantity]],
+    pod_level: Mapping[str, Quantity],
+    sidecars_known: bool = True,
 ) -> dict[str, Quantity]:
     """component-helpers resource: the container walk PodRequests and PodLimits share — sum over containers,
     sidecars added and tracked through the init phases, max with the init peak; pod-level values replace
-    cpu/memory/hugepages."""
+    cpu/memory/hugepages. ``sidecars_known`` False is the 1.26/1.27 walk (no container ``restartPolicy`` in
+    those API types): every init container only counts in the max (VersionProfile.restartable_init_containers)."""
     total: dict[str, Quantity] = {}
     for container in pod.containers:
         _add(total, of(container))
@@ -103,7 +108,7 @@ def _aggregate(
     init_peak: dict[str, Quantity] = {}
     for container in pod.init_containers:
         values = dict(of(container))
-        if container.restartable_init:
+        if sidecars_known and container.restartable_init:
             _add(total, values)
             _add(sidecars, values)
             phase = dict(sidecars)
@@ -118,18 +123,25 @@ def _aggregate(
     return total
 
 
-def pod_limits(pod: Pod) -> dict[str, Quantity]:
-    """component-helpers resource: PodLimits(pod, PodResourcesOptions{}); overhead is added to non-zero limits."""
-    total = _aggregate(pod, lambda c: c.limits, pod.resources.limits if pod.resources is not None else {})
+def pod_limits(pod: Pod, *, sidecars_known: bool = True) -> dict[str, Quantity]:
+    """component-helpers resource: PodLimits(pod, PodResourcesOptions{}); overhead is added to non-zero limits.
+    ``sidecars_known`` False: 1.26 PodRequestsAndLimits / 1.27 PodLimits (pkg/api/v1/resource/helpers.go),
+    max(Σ containers, each init container) — a ``restartPolicy: Always`` init container is a plain one there."""
+    total = _aggregate(
+        pod, lambda c: c.limits, pod.resources.limits if pod.resources is not None else {}, sidecars_known
+    )
     for name, value in pod.overhead.items():
         if name in total and not total[name].is_zero():
             total[name] = total[name].add(value)
     return total
 
 
-def pod_requests(pod: Pod) -> dict[str, Quantity]:
-    """component-helpers resource: PodRequests(pod, PodResourcesOptions{}); overhead is added."""
-    total = _aggregate(pod, lambda c: c.requests, pod.resources.requests if pod.resources is not None else {})
+def pod_requests(pod: Pod, *, sidecars_known: bool = True) -> dict[str, Quantity]:
+    """component-helpers resource: PodRequests(pod, PodResourcesOptions{}); overhead is added. ``sidecars_known``
+    as in :func:`pod_limits`."""
+    total = _aggregate(
+        pod, lambda c: c.requests, pod.resources.requests if pod.resources is not None else {}, sidecars_known
+    )
     _add(total, pod.overhead)
     return total
 

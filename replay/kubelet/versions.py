@@ -91,6 +91,17 @@ class VersionProfile:
         return self.minor >= 29
 
     @property
+    def containerfs_node_reclaim(self) -> bool:
+        """buildSignalToNodeReclaimFuncs maps ``containerfs.*`` to the reclaim functions of the signal they copy
+        (nodefs, or imagefs with a dedicated unsplit imagefs): kubernetes/kubernetes PR #127874 ("Cleanup unused
+        images or containers first when eviction manager detects ContainerFsInodesFree signal"), first in v1.32.0
+        (CHANGELOG-1.32.md, v1.32.0 Bug or Regression: "Fixed an issue where eviction manager was not deleting
+        unused images or containers"); no 1.31.x release note carries it. In 1.29–1.31 (v1.29.6 and v1.30.7
+        read) the map has no containerfs entry: a pass whose threshold to reclaim is ``containerfs.*`` runs no
+        image/container GC and ranks at once."""
+        return self.minor >= 32
+
+    @property
     def merge_default_eviction_settings(self) -> bool:
         """``mergeDefaultEvictionSettings`` is a KubeletConfiguration field (PR #127577, 1.33)."""
         return self.minor >= 33
@@ -122,6 +133,23 @@ class VersionProfile:
         """Pod-level resources in message, annotations and ranking request (PR #132277, 1.34)."""
         return self.minor >= 34 and self.gate("PodLevelResources")
 
+    # --- restartable init containers (sidecars) -----------------------------------------------
+    @property
+    def restartable_init_containers(self) -> bool:
+        """``Container.restartPolicy`` exists and the pod resource helpers know sidecars (KEP-753, 1.28).
+
+        From 1.28 pkg/api/v1/resource/helpers.go ``PodLimits``/``PodRequests`` (component-helpers later) add an
+        init container with ``restartPolicy: Always`` to the regular containers' total and carry it through
+        the later init containers' phases; the helpers test the field, not the ``SidecarContainers`` gate
+        (alpha and off in 1.28), so a 1.28 kubelet handed such a pod sums it. The 1.26 and 1.27 API types
+        have no container ``restartPolicy``: the field is dropped when the pod is decoded and the container
+        is a plain init container — 1.26 ``PodRequestsAndLimits`` and 1.27 ``PodLimits`` take
+        max(Σ containers, each init container), then overhead. Only the pod ephemeral-storage limit
+        (localStorageEviction) reads these helpers before 1.34; ranking requests (max with every init
+        container up to 1.33), the message (spec.containers before 1.32), QoS (every init container counts)
+        and oom_score_adj (sidecar rule from 1.32) never sum sidecars before 1.28."""
+        return self.minor >= 28
+
     # --- ranking -------------------------------------------------------------------------------
     @property
     def ranking_request_uses_pod_requests(self) -> bool:
@@ -147,6 +175,8 @@ class VersionProfile:
         return [
             ("imagefs.inodesFree default", str(self.imagefs_inodes_default)),
             ("containerfs signals", str(self.containerfs_signals)),
+            ("containerfs node-level reclaim (image/container GC)", str(self.containerfs_node_reclaim)),
+            ("restartable init containers (sidecars) in pod limits", str(self.restartable_init_containers)),
             ("hard/local-storage grace (s)", str(self.immediate_eviction_grace_seconds)),
             ("soft grace honours pod terminationGracePeriodSeconds", str(self.soft_grace_honours_pod_termination)),
             ("message names init/sidecar containers", str(self.message_includes_init_containers)),
