@@ -98,7 +98,6 @@ _COMMANDS: dict[str, _Command] = {
     "explain": _Command("what would the kubelet evict from this summary, and why", _add_explain),
     "replay": _Command("run a recording through the eviction manager and compare with the real evictions", _add_replay),
     "conformance": _Command("run kubelet-eviction conformance vectors through the port", _add_conformance),
-    "record": _Command("record a live cluster into a recording directory", _add_recordings("record")),
     "import": _Command("build a recording from kubectl / kubelet JSON or YAML files", _add_recordings("import")),
     "pack": _Command("pack a recording directory into one file", _add_recordings("pack")),
     "unpack": _Command("unpack a packed recording into a directory", _add_recordings("unpack")),
