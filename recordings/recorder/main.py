@@ -41,7 +41,9 @@ from ..redact import EVENT_REASONS
 from ..writer import RecordingWriter, Tick
 from . import PODS_MISSING, PODS_STALE, rolling
 from .client import KubeClient, RequestFailed
+from .health import HealthServer
 from .hooks import RecorderHooks, call_hooks, stored_tick
+from .metrics import RecorderMetrics, Window
 from .options import RecordOptions, options_from_args
 from .poller import NodeTarget, PollResult, poll_nodes, poll_one
 from .rbac import rbac_text
@@ -66,6 +68,11 @@ class PodsFetch:
 def run_record(args: argparse.Namespace) -> int:
     if args.print_rbac:
         print(rbac_text(), end="")
+        return 0
+    if getattr(args, "print_manifests", False):
+        from .manifests import manifests_from_args
+
+        print(manifests_from_args(args), end="")
         return 0
     opts = options_from_args(args)
     return asyncio.run(Recorder(opts).run())
@@ -92,13 +99,15 @@ class Recorder:
         self._pods_gate: asyncio.Semaphore | None = None
         self.writer: RecordingWriter | None = None
         self.status: StatusLine | None = None
+        self.metrics = RecorderMetrics(self.root, window=self._window)  # --listen's /metrics; flight/ adds incidents
+        self.listener: HealthServer | None = None
 
     # -- objects from watches -------------------------------------------------------------
     def on_object(self, kind: str, obj: dict[str, Any], deleted: bool) -> None:
         assert self.writer is not None
         if kind == "node":
             name = (obj.get("metadata") or {}).get("name")
-            if not name:
+            if not name or (self.opts.node is not None and name != self.opts.node):
                 return
             if deleted:
                 self.targets.pop(name, None)
@@ -112,6 +121,8 @@ class Recorder:
             kind == "event" and obj.get("reason") not in EVENT_REASONS
         ):
             return
+        elif kind == "event" and self.opts.node is not None and (obj.get("source") or {}).get("host") != self.opts.node:
+            return  # --node: the events of this node's kubelet only
         self.writer.observe(kind, obj, deleted=deleted)
 
     def _watch_task(self, watcher: ListWatcher, first_list_done: bool) -> asyncio.Task[None]:
@@ -220,6 +231,7 @@ class Recorder:
     async def tick(self, client: KubeClient, deadline: float) -> None:
         """Poll every node until ``deadline`` (monotonic); nodes without an answer are gaps."""
         assert self.writer is not None and self.status is not None
+        started = time.monotonic()
         await client.refresh_credentials()  # an expired exec token is renewed outside the deadline
         pods = self._start_pods_fetches(client, deadline) if client.direct else []
         await self._fetch_configz(client, deadline)
@@ -255,6 +267,7 @@ class Recorder:
                 tick.add_raw(res.node, "stats/summary", res.body, observed=res.scraped)
             self._note_kubelet_start(res.node, summary)
         self.writer.commit(tick)
+        self._tick_metrics(tick, started, deadline)
         if self.hooks:
             call_hooks(self.hooks, "tick_stored", stored_tick(self.root, tick))
         c.ticks += 1
@@ -276,6 +289,7 @@ class Recorder:
     # -- main loop ------------------------------------------------------------------------
     async def run(self) -> int:
         opts = self.opts
+        beat = self._listen()  # a port in use ends here, before anything touches the disk
         client = KubeClient.build(opts, self.transport)
         loop = asyncio.get_running_loop()
         for sig in STOP_SIGNALS:
@@ -291,6 +305,8 @@ class Recorder:
             rolling.configure(self.writer, opts.retain, opts.interval)
             self.status = StatusLine(self.root, opts.status, pods=opts.kubelet_direct)
             sel = {"labelSelector": opts.nodes} if opts.nodes else {}
+            if opts.node is not None:  # --node: this node's object only, not every node's updates
+                sel["fieldSelector"] = f"metadata.name={opts.node}"
             # Every list+watch loop on a connection of its own (see client.py: a watch stream
             # idling on a shared HTTP/2 connection stalls the other responses on it).
             nodes = ListWatcher(client.dedicated(), "/api/v1/nodes", "node", self.on_object, selector=sel)
@@ -299,7 +315,8 @@ class Recorder:
             except RequestFailed as exc:
                 raise RecorderError(f"cannot list nodes: {exc}", source=client.server) from None
             if not self.targets:
-                raise RecordingError("no nodes match", source="--nodes" if opts.nodes else "cluster")
+                what = "--node" if opts.node is not None else "--nodes" if opts.nodes else "cluster"
+                raise RecordingError("no nodes match", source=what)
             tasks.append(self._watch_task(nodes, True))
             listing: list[ListWatcher] = []
             if opts.watch:
@@ -318,6 +335,7 @@ class Recorder:
             outcome, code, disk_failed = "stopped", 1 if self.writer is not None else 2, self.writer is not None
             print(f"evictlens record: {exc.one_line()}", file=sys.stderr)
         finally:
+            self.metrics.not_ready("the recorder stopped" if code == 0 else "the recorder failed")
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -329,6 +347,7 @@ class Recorder:
                 print("evictlens record: stopped before the first tick; nothing was recorded", file=sys.stderr)
         else:
             code, outcome = self._finish(code, outcome, disk_failed=disk_failed)
+        self._stop_listening(beat)
         call_hooks(self.hooks, "stopped")
         return code
 
@@ -391,6 +410,7 @@ class Recorder:
             behind = int((now - (begin + slot * interval)) / interval + 0.5)
             if behind > 0:
                 self.status.counters.late_ticks += behind
+                self.metrics.late(behind)
                 slot += behind
                 next_at = begin + slot * interval
                 if end is not None and next_at >= end:
@@ -408,6 +428,45 @@ class Recorder:
                 break
         if self.fatal is not None:
             raise self.fatal
+
+    # -- --listen: health and metrics ------------------------------------------------------
+    def _listen(self) -> asyncio.Task[None] | None:
+        """Bind --listen's server (RecordingError for a port in use) and start the loop's heartbeat."""
+        if not self.opts.listen:
+            return None
+        stale = max(120.0, 10 * self.opts.interval + self.opts.timeout)
+        self.listener = HealthServer.start(self.opts.listen, self.metrics, stale_after=stale)
+        print(f"evictlens record: /metrics, /healthz, /readyz on {self.listener.address}", file=sys.stderr)
+        return asyncio.create_task(self._heartbeat())
+
+    async def _heartbeat(self) -> None:
+        while True:
+            self.metrics.heartbeat()
+            await asyncio.sleep(1.0)
+
+    def _stop_listening(self, beat: asyncio.Task[None] | None) -> None:
+        if beat is not None:
+            beat.cancel()
+        if self.listener is not None:
+            self.listener.close()
+            self.listener = None
+
+    def _tick_metrics(self, tick: Tick, started: float, deadline: float) -> None:
+        """A committed tick's duration, its lag behind its slot and each gap's reason."""
+        cols = tick.tables["ticks"]
+        gaps = [err for ok, err in zip(cols["ok"], cols["error"], strict=True) if not ok]
+        slot = deadline - POLL_SHARE * self.opts.interval
+        self.metrics.tick_finished(duration=time.monotonic() - started, lag=started - slot, failures=gaps)
+        if self.writer is not None:
+            self.metrics.window_shrinks_now(self.writer.window_shrinks)
+
+    def _window(self) -> Window | None:
+        """The ticks the recording keeps (the writer's window, read on the server thread)."""
+        writer = self.writer
+        if writer is None:
+            return None
+        first, last = writer.window_first, writer.window_last
+        return Window(None if first is None else first / 1e6, None if last is None else last / 1e6)
 
     async def _wait_until(self, when: float) -> bool:
         """Sleep until ``when`` (monotonic); True if told to stop meanwhile."""

@@ -159,6 +159,7 @@ class RecorderMetrics:
         self._not_ready_reason = "no tick committed yet"
         self._heartbeat = time.monotonic()
         self._last_tick_end: float | None = None
+        self._shrinks_seen = 0
 
     # -- called by the recorder loop ------------------------------------------------------
     def heartbeat(self) -> None:
@@ -186,6 +187,12 @@ class RecorderMetrics:
         """The volume filled up and the oldest data went before its time."""
         if times > 0:
             self.window_shrinks.inc(times)
+
+    def window_shrinks_now(self, total: int) -> None:
+        """The writer's own count of shrinks (``RecordingWriter.window_shrinks``): count what is new."""
+        with self._lock:
+            new, self._shrinks_seen = total - self._shrinks_seen, max(total, self._shrinks_seen)
+        self.window_shrunk(new)
 
     def not_ready(self, reason: str) -> None:
         """The writer stopped or failed: ``/readyz`` answers 503 with ``reason``."""
