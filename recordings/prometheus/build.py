@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import itertools
-import statistics
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,12 +32,13 @@ from ..summary_codec import format_time
 from ..writer import RecordingWriter
 from .client import ClientOptions, Pending, PrometheusClient, PrometheusError, Series
 from .detect import discover, ksm_relabel
+from .interval import Intervals, family_queries, interval_notes
 from .labels import Conventions
+from .nonfinite import NonFinite
 from .queries import Builder, Query, ksm_range_queries, ksm_static_queries, node_queries, pod_queries, time_queries
 
 Progress = Callable[[str, int, int], None]
 SECOND_US = 1_000_000
-KUBELET_LOOP = 10.0  # housekeeping: the eviction manager's monitoring interval (pkg/kubelet/eviction, 10 s)
 BUILTIN_PRIORITIES = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
 _UID_NS = uuid.UUID("6f1c1e0a-4d7e-4a52-9f0e-5b3f7d0c2a11")
 GAP = "prometheus: no node-level sample at this step (a scrape failure or a staleness gap)"
@@ -101,13 +100,16 @@ def import_prometheus(spec: PrometheusImport, out: Path, *, progress: Progress |
         nodes = found.nodes
         for note in found.notes:
             notes.add(note)
-        interval = _scrape_interval(client, spec, b)
         report("probing", 1, 1)
-        _interval_notes(notes, interval, spec.step)
         with _leave_nothing(out):
-            writer = RecordingWriter(out, Manifest(source="prometheus", options=_options(spec, nodes, interval)))
+            writer = RecordingWriter(out, Manifest(source="prometheus", options=_options(spec, nodes)))
             try:
                 _write(client, spec, b, nodes, writer, notes, report)
+                for warning in client.warnings:
+                    notes.add(
+                        f"the server warned: {warning} (a partial answer: what it lacks is missing here too; "
+                        "--partial-response false makes Thanos refuse instead)"
+                    )
                 writer.manifest.notes = notes.items
                 report("finishing", 0, 1)
                 writer.finalize()
@@ -136,40 +138,7 @@ def _leave_nothing(out: Path) -> Iterator[None]:
 
 
 # -- probing ----------------------------------------------------------------------------------
-def _scrape_interval(client: PrometheusClient, spec: PrometheusImport, b: Builder) -> float | None:
-    """The median spacing of raw samples of a kubelet series near the end of the range."""
-    conv = spec.conventions
-    for metric, label in (
-        ("container_memory_working_set_bytes", conv.kubelet_node),
-        ("node_memory_working_set_bytes", conv.kubelet_node),
-        ("node_filesystem_avail_bytes", conv.node_exporter_node),
-        ("kube_pod_info", conv.ksm_node),
-    ):
-        span = _range_text(min(spec.end - spec.start, 600.0) + spec.step)
-        for s in client.query(f"{metric}{conv.matchers(label)}[{span}]", spec.end)[:5]:
-            times = [t for t, _ in s.samples]
-            if len(times) >= 3:
-                return float(statistics.median(b - a for a, b in itertools.pairwise(times)))
-    return None
-
-
-def _interval_notes(notes: _Notes, interval: float | None, step: float) -> None:
-    if interval is None:
-        notes.add("scrape interval unknown (too few raw samples near the end of the range)")
-        return
-    if interval > KUBELET_LOOP + 0.5:
-        notes.add(
-            f"Prometheus scraped every {interval:g}s (median); the kubelet decides every {KUBELET_LOOP:g}s: "
-            f"a pass sees the last scraped value, so pressure shorter than {interval:g}s may be missed and "
-            "an eviction's timing is only known to within one scrape interval"
-        )
-    if step < interval - 0.5:
-        notes.add(
-            f"--step {step:g}s is finer than the scrape interval ({interval:g}s): consecutive ticks repeat a sample"
-        )
-
-
-def _options(spec: PrometheusImport, nodes: list[str], interval: float | None) -> dict[str, Any]:
+def _options(spec: PrometheusImport, nodes: list[str]) -> dict[str, Any]:
     """What the manifest keeps: never credentials (the URL without user:password, no headers)."""
     url = urlsplit(spec.client.url)
     conv = spec.conventions
@@ -178,7 +147,8 @@ def _options(spec: PrometheusImport, nodes: list[str], interval: float | None) -
         "from": _iso(spec.start),
         "to": _iso(spec.end),
         "step": f"{spec.step:g}s",
-        "scrape_interval": f"{interval:g}s" if interval else None,
+        "scrape_interval": None,  # measured while importing (interval.Intervals)
+        "scrape_intervals": {},
         "nodes": nodes,
         "selector": list(conv.selector),
         "lookback": spec.lookback,
@@ -213,18 +183,37 @@ def _write(
             when = ev.get("lastTimestamp") or ev.get("eventTime") or ev.get("firstTimestamp")
             writer.observe("event", ev, observed=_micros(when) if isinstance(when, str) else None)
     state = _ObjectState()
+    state.non_finite = NonFinite(time_of=lambda tick: _iso(spec.start + tick * spec.step))
     used: dict[str, dict[str, set[str]]] = {}
     gaps = 0
+    intervals = Intervals(spec.step)
     # one window ahead: the server answers window i + 1 while this process assembles window i
     pending = _submit(client, spec, b, *windows[0])
     for i, (lo, hi) in enumerate(windows):
         report("importing", i, len(windows))
         ahead = _submit(client, spec, b, *windows[i + 1]) if i + 1 < len(windows) else None
-        gaps += _window(client.collect(pending), spec, b, nodes, writer, state, used, lo, hi)
+        results = client.collect(pending)
+        for family in family_queries(b.conv):
+            intervals.add(family, results.pop(f"interval:{family}", []))
+        gaps += _window(results, spec, b, nodes, writer, state, used, lo, hi)
+        del results
         if ahead is not None:
             pending = ahead
     report("importing", len(windows), len(windows))
     state.finish(writer)
+    measured = intervals.measured()
+    main = next(
+        (measured[f] for f in ("cAdvisor", "kubelet /metrics/resource", "node-exporter") if f in measured), None
+    )
+    writer.manifest.options["scrape_interval"] = f"{main:g}s" if main else None
+    writer.manifest.options["scrape_intervals"] = {f: f"{v:g}s" for f, v in measured.items()}
+    if not measured:
+        notes.add("scrape interval unknown (fewer than three samples of any exporter's series in the range)")
+    what = {f: w for f, (_q, w) in family_queries(b.conv).items()}
+    for note in interval_notes(measured, spec.step, what):
+        notes.add(note)
+    for note in state.non_finite.notes():
+        notes.add(note)
     if not state.pods:
         notes.add(
             "no kube_pod_info series (kube-state-metrics) for these nodes: no pod objects, so replay has no "
@@ -279,6 +268,8 @@ def _submit(client: PrometheusClient, spec: PrometheusImport, b: Builder, lo: in
             ranges[f"{q.name}#{j}"] = (promql, t0, t1, spec.step)
     for name, promql in ksm_range_queries(b).items():
         ranges[name] = (promql, t0, t1, spec.step)
+    for family, (promql, _what) in family_queries(b.conv).items():
+        ranges[f"interval:{family}"] = (promql, t0, t1, spec.step)
     window = _range_text(t1 - t0 + spec.step)
     instants = {f"static:{name}": (promql, t1) for name, promql in ksm_static_queries(b, window).items()}
     return client.submit(ranges, instants)
@@ -305,7 +296,7 @@ def _window(
 
     frames: dict[str, pl.DataFrame] = {}
     for q in series_q:
-        frames[q.name] = _pick_alternative(q, results, spec, nodes, used)
+        frames[q.name] = _pick_alternative(q, results, spec, nodes, used, state.non_finite)
     ticks = pl.DataFrame({"tick": list(range(lo, hi))}, schema={"tick": pl.Int64})
     grid = pl.DataFrame({"node": nodes}).join(ticks, how="cross")
     pods = _pods(results["pod_info"], spec, nodes)
@@ -341,12 +332,13 @@ def _pick_alternative(
     spec: PrometheusImport,
     nodes: list[str],
     used: dict[str, dict[str, set[str]]],
+    non_finite: NonFinite,
 ) -> pl.DataFrame:
     """Per node, the first alternative with data in this window → node, *keys, tick, value."""
     parts = []
     taken: set[str] = set()
     for j, (src, _promql, label) in enumerate(q.alternatives):
-        df = _long(results[f"{q.name}#{j}"], label, q.keys, spec).filter(
+        df = _long(results[f"{q.name}#{j}"], label, q.keys, spec, non_finite.sink(q, nodes, taken)).filter(
             pl.col("node").is_in(nodes) & ~pl.col("node").is_in(list(taken))
         )
         have = set(df["node"].unique().to_list())
@@ -357,8 +349,15 @@ def _pick_alternative(
     return pl.concat(parts) if parts else _long([], "node", q.keys, spec)
 
 
-def _long(series: Sequence[Series], node_label: str, keys: Sequence[str], spec: PrometheusImport) -> pl.DataFrame:
-    """Series → one row per sample: node, *keys, tick, value (NaN dropped), converted in bulk."""
+def _long(
+    series: Sequence[Series],
+    node_label: str,
+    keys: Sequence[str],
+    spec: PrometheusImport,
+    non_finite: Callable[[pl.DataFrame], None] | None = None,
+) -> pl.DataFrame:
+    """Series → one row per sample: node, *keys, tick, value (NaN and ±Inf dropped, and handed to
+    ``non_finite`` so the manifest says where), converted in bulk."""
     schema = {"node": pl.String, **{k: pl.String for k in keys}, "tick": pl.Int64, "value": pl.Float64}
     if not series:
         return pl.DataFrame(schema=schema)
@@ -381,8 +380,13 @@ def _long(series: Sequence[Series], node_label: str, keys: Sequence[str], spec: 
     out = samples.with_columns(
         ((pl.col("t") - spec.start) / spec.step).round(0).cast(pl.Int64).alias("tick"),
         pl.col("v").cast(pl.Float64, strict=False).alias("value"),
-    ).filter(pl.col("value").is_not_nan() & pl.col("value").is_not_null())
-    return out.join(labels, on="sid").select(list(schema))
+    )
+    finite = pl.col("value").is_finite().fill_null(False)
+    if non_finite is not None:
+        bad = out.filter(~finite)
+        if bad.height:
+            non_finite(bad.join(labels, on="sid").select("node", "tick", "v"))
+    return out.filter(finite).join(labels, on="sid").select(list(schema))
 
 
 def _time_of(spec: PrometheusImport) -> pl.Expr:
@@ -656,6 +660,7 @@ class _ObjectState:
         self.nodes: dict[str, tuple[Any, ...]] = {}
         self.unknown_classes: set[str] = set()
         self.last_time = 0
+        self.non_finite = NonFinite(time_of=lambda _tick: "")
 
     def update(
         self,
