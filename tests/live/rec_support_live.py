@@ -16,3 +16,12 @@ def journal_ticks(root: Path) -> list[int]:
         with contextlib.suppress(FileNotFoundError):
             ticks += [int(p["tick"]) for _end, p in read_frames(seg) if p.get("tick") is not None]
     return ticks
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then closed)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
