@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 import functools
 import re
-from decimal import Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Final
 
 from kube.errors import InputError
@@ -109,6 +109,24 @@ def _interpret(suffix: str) -> tuple[int, int, Format] | None:
         if _fits64(parsed):
             return 10, _wrap(parsed, 32), Format.DECIMAL_EXPONENT
     return None
+
+
+def fits_int64(text: str) -> bool:
+    """Whether the quantity ``text`` (valid) fits the int64 the kubelet reads it into (``Value()``, rounded up).
+
+    Go never says when it does not: ``ParseQuantity`` caps a binary value at 2^63−1 (99999Ei) and ``Value()``
+    of a larger decimal one overflows to 0 (1e19). A flag or file value outside int64 is refused by evictlens,
+    not used as Go would silently use it."""
+    scanned = _parse_quantity_string(text)
+    interpreted = _interpret(scanned[4]) if scanned is not None else None
+    if scanned is None or interpreted is None:
+        return False
+    base, exponent, _fmt = interpreted
+    if abs(exponent) > _MAX_DIGITS:
+        return False
+    exact = Decimal(scanned[1] or "0") * (Decimal(base) ** exponent)
+    whole = exact.to_integral_value(rounding=ROUND_CEILING if exact >= 0 else ROUND_FLOOR)
+    return _MIN_INT64 <= whole <= _MAX_INT64
 
 
 def _inf_dec_set_string(s: str) -> tuple[int, int] | None:

@@ -195,6 +195,9 @@ def eviction_record(
         ranking=ranking,
         comes_back=comes_back,
         impact=impact,
+        map_order_alternatives=(
+            tuple(t.describe() for t in result.map_order_alternatives) if threshold is not None else ()
+        ),
     )
 
 
@@ -517,7 +520,13 @@ class ResultBuilder:
         # the kernel's side (issue 17): its recorded kills, Ready transitions, memory gone between two passes
         signals = _concat_lazy([p.signals for p in self._partials], SIGNALS_SCHEMA)
         names = [p.node for p in self._partials]
-        kills = kernel_kills(rec, names)
+        kills, earlier = kernel_kills(rec, names)
+        if earlier:
+            extra.append(
+                f"{earlier} kernel kill{'s' if earlier != 1 else ''} from before the recording's first tick (a "
+                "pod's last state) not counted: no setting replayed here could have changed "
+                f"{'them' if earlier != 1 else 'it'}"
+            )
         races = too_fast(signals, nodes, kills)
         nodes = [replace(n, too_fast=races.get(n.node, ())) for n in nodes]
         return ReplayResult(

@@ -40,12 +40,19 @@ SIGNAL = "memory.available"
 # starving kubelet).
 
 
-def kernel_kills(rec: Recording, nodes: Iterable[str]) -> tuple[KernelKill, ...]:
-    """The recording's OOMKilled containers and SystemOOM events on ``nodes``, in time order."""
+def kernel_kills(rec: Recording, nodes: Iterable[str]) -> tuple[tuple[KernelKill, ...], int]:
+    """The recording's OOMKilled containers and SystemOOM events on ``nodes`` from its first tick on, in time
+    order, and how many were older: a pod's last state can carry a kill from days before the recording (no
+    setting replayed here could have prevented it, so it never counts against one)."""
     wanted = set(nodes)
+    first, _last = rec.time_range()
     out = []
+    earlier = 0
     for row in rec.kernel_events():
         if row["kind"] not in (OOM_KILLED, SYSTEM_OOM) or row["node"] not in wanted:
+            continue
+        if first is not None and int(row["time"].timestamp() * 1_000_000) < first:
+            earlier += 1
             continue
         system = row["kind"] == SYSTEM_OOM
         out.append(
@@ -66,7 +73,7 @@ def kernel_kills(rec: Recording, nodes: Iterable[str]) -> tuple[KernelKill, ...]
                 source=row["source"],
             )
         )
-    return tuple(out)
+    return tuple(out), earlier
 
 
 def ready_transitions(rec: Recording, nodes: Iterable[str]) -> tuple[ReadyTransition, ...]:

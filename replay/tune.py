@@ -20,6 +20,7 @@ Plain data only; :mod:`replay.tune_report` renders, :mod:`replay.cli.tune` parse
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ import polars as pl
 from kube.duration import format_duration, parse_duration
 from kube.errors import InputError
 from kube.oom import EXHAUSTED_FLOOR, EXHAUSTED_FRACTION
-from kube.quantity import Quantity
+from kube.quantity import Quantity, fits_int64
 from recordings.kernel import SYSTEM_OOM
 from replay.kernel import SAME_KILL_S, before_horizon, judge, same_kill
 from replay.kernel import SIGNAL as MEMORY
@@ -45,6 +46,10 @@ if TYPE_CHECKING:
     from replay.results import Eviction, KernelKill, NodeResult, ReadyTransition, ReplayResult
 
 MAX_CANDIDATES = 50
+MAX_CANDIDATES_LIMIT = 10_000
+"""--max-candidates at most: each candidate is a whole replay (10,000 of the 100-node day is ~10 hours)."""
+MAX_GRID = 1_000_000
+"""Combinations the grid may hold before sampling (each a small object; a million is ~0.3 GB)."""
 NODEFS = "nodefs.available"
 OTHER_HARD: Mapping[str, str] = {"nodefs.inodesFree": "5%", "imagefs.available": "15%", "imagefs.inodesFree": "5%"}
 """Hard thresholds not searched: the kubelet's Linux defaults (eviction/defaults_linux.go), written into every
@@ -98,6 +103,8 @@ def _bytes(
         value = Quantity.parse(text).int_value()
     except InputError:
         raise InputError(f"expected {what}, got {text!r}", field=flag) from None
+    if not fits_int64(text):
+        raise InputError(f"expected a quantity that fits the kubelet's int64 (below 8Ei), got {text!r}", field=flag)
     if value < 0 or (positive and value == 0):
         # a threshold must be positive (eviction helpers.go parseThresholdStatement); a reclaim or reservation of 0 is
         # nothing
@@ -116,8 +123,9 @@ def _fmt_percent(value: float) -> str:
     return f"{value:g}%"
 
 
-def _range(text: str, flag: str) -> tuple[str, str, int] | None:
-    """``A..B/N`` → (A, B, N): N values evenly from A to B, both included."""
+def _range(text: str, flag: str, limit: int) -> tuple[str, str, int] | None:
+    """``A..B/N`` → (A, B, N): N values evenly from A to B, both included; N past ``limit`` (--max-candidates)
+    is refused before anything is built (a range of 10^11 values would fill memory)."""
     if ".." not in text:
         return None
     span, _, count = text.partition("/")
@@ -129,6 +137,12 @@ def _range(text: str, flag: str) -> tuple[str, str, int] | None:
     if n < 2 or not low or not high:
         raise InputError(
             f"expected a range FROM..TO/COUNT with a COUNT of at least 2 (e.g. 5%..20%/4), got {text!r}", field=flag
+        )
+    if n > limit:
+        raise InputError(
+            f"a range of {n} values is more than --max-candidates ({limit}) could ever replay; give a COUNT of at "
+            f"most {limit}, got {text!r}",
+            field=flag,
         )
     return low.strip(), high.strip(), n
 
@@ -145,7 +159,13 @@ def _items(text: str, flag: str) -> list[str]:
 
 
 def parse_bounds(
-    text: str, flag: str, *, none: bool = False, percent: bool = True, positive: bool = False
+    text: str,
+    flag: str,
+    *,
+    none: bool = False,
+    percent: bool = True,
+    positive: bool = False,
+    limit: int = MAX_CANDIDATES,
 ) -> tuple[str | None, ...]:
     """Threshold values (``100Mi,500Mi,5%,10%`` or ``5%..20%/4``), each checked as the kubelet reads it;
     ``none`` allows the word ``none`` (no such threshold), ``positive`` refuses 0 (a threshold)."""
@@ -154,7 +174,7 @@ def parse_bounds(
         if none and item.lower() == "none":
             out.append(None)
             continue
-        span = _range(item, flag)
+        span = _range(item, flag, limit)
         if span is None:
             if item.endswith("%") and percent:
                 out.append(_fmt_percent(_percent(item, flag)))
@@ -182,11 +202,11 @@ def _bad_percent(item: str, flag: str) -> str:
     raise InputError(f"expected a quantity such as 1Gi (no percentage here), got {item!r}", field=flag)
 
 
-def parse_durations(text: str, flag: str) -> tuple[str, ...]:
+def parse_durations(text: str, flag: str, *, limit: int = MAX_CANDIDATES) -> tuple[str, ...]:
     """Grace periods as Go durations (``30s,1m30s`` or ``30s..2m/4``), each above 0."""
     out: list[str] = []
     for item in _items(text, flag):
-        span = _range(item, flag)
+        span = _range(item, flag, limit)
         ends = [item] if span is None else [span[0], span[1]]
         ns = []
         for end in ends:
@@ -204,11 +224,11 @@ def parse_durations(text: str, flag: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def parse_seconds(text: str, flag: str) -> tuple[int, ...]:
+def parse_seconds(text: str, flag: str, *, limit: int = MAX_CANDIDATES) -> tuple[int, ...]:
     """Whole seconds (``0,30`` or ``0..60/3``), each at least 0 and an int32 as the kubelet takes it."""
     out: list[int] = []
     for item in _items(text, flag):
-        span = _range(item, flag)
+        span = _range(item, flag, limit)
         ends = [item] if span is None else [span[0], span[1]]
         values = []
         for end in ends:
@@ -243,25 +263,41 @@ class SearchSpace:
         return {FLAGS[k]: list(getattr(self, k)) for k in FLAGS}
 
 
-def parse_space(given: Mapping[str, str | None]) -> tuple[SearchSpace, tuple[str, ...]]:
-    """The space from the flags' texts (a key absent or None: :data:`DEFAULTS`), and which flags were given."""
+def parse_space(given: Mapping[str, str | None], *, limit: int = MAX_CANDIDATES) -> tuple[SearchSpace, tuple[str, ...]]:
+    """The space from the flags' texts (a key absent or None: :data:`DEFAULTS`), and which flags were given;
+    ``limit`` is --max-candidates (a range may not ask for more values, and the whole grid for at most
+    :data:`MAX_GRID` combinations: both refused before anything is built)."""
+    if not 1 <= limit <= MAX_CANDIDATES_LIMIT:
+        raise InputError(
+            f"expected at least 1 and at most {MAX_CANDIDATES_LIMIT}, got {limit}", field="--max-candidates"
+        )
 
     def text(key: str) -> str:
         value = given.get(key)
         return DEFAULTS[key] if value is None else value
 
-    hard = parse_bounds(text("memory_hard"), FLAGS["memory_hard"], positive=True)
-    nodefs = parse_bounds(text("nodefs_hard"), FLAGS["nodefs_hard"], positive=True)
+    hard = parse_bounds(text("memory_hard"), FLAGS["memory_hard"], positive=True, limit=limit)
+    nodefs = parse_bounds(text("nodefs_hard"), FLAGS["nodefs_hard"], positive=True, limit=limit)
     space = SearchSpace(
         memory_hard=tuple(v for v in hard if v is not None),
         nodefs_hard=tuple(v for v in nodefs if v is not None),
-        soft=parse_bounds(text("soft"), FLAGS["soft"], none=True, positive=True),
-        soft_grace=parse_durations(text("soft_grace"), FLAGS["soft_grace"]),
-        min_reclaim=parse_bounds(text("min_reclaim"), FLAGS["min_reclaim"], none=True),
-        max_pod_grace=parse_seconds(text("max_pod_grace"), FLAGS["max_pod_grace"]),
-        kube_reserved=parse_bounds(text("kube_reserved"), FLAGS["kube_reserved"], none=True, percent=False),
-        system_reserved=parse_bounds(text("system_reserved"), FLAGS["system_reserved"], none=True, percent=False),
+        soft=parse_bounds(text("soft"), FLAGS["soft"], none=True, positive=True, limit=limit),
+        soft_grace=parse_durations(text("soft_grace"), FLAGS["soft_grace"], limit=limit),
+        min_reclaim=parse_bounds(text("min_reclaim"), FLAGS["min_reclaim"], none=True, limit=limit),
+        max_pod_grace=parse_seconds(text("max_pod_grace"), FLAGS["max_pod_grace"], limit=limit),
+        kube_reserved=parse_bounds(
+            text("kube_reserved"), FLAGS["kube_reserved"], none=True, percent=False, limit=limit
+        ),
+        system_reserved=parse_bounds(
+            text("system_reserved"), FLAGS["system_reserved"], none=True, percent=False, limit=limit
+        ),
     )
+    size = math.prod(len(getattr(space, k)) for k in FLAGS)
+    if size > MAX_GRID:
+        raise InputError(
+            f"the search space has {size:,} combinations, more than {MAX_GRID:,} to draw from; narrow a flag "
+            f"({', '.join(f'{FLAGS[k]} {len(getattr(space, k))}' for k in FLAGS if len(getattr(space, k)) > 1)})"
+        )
     return space, tuple(FLAGS[k] for k, v in given.items() if v is not None)
 
 

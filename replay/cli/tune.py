@@ -70,9 +70,8 @@ def run_tune(args: argparse.Namespace) -> int:
     from replay.tune import parse_space, search, to_document
     from replay.tune_report import print_outcome, recommended_snippet, write_output
 
-    space, given = parse_space({key: getattr(args, key) for key in FLAGS})  # bad flags fail before any reading
-    if args.max_candidates < 1:
-        raise InputError(f"expected at least 1, got {args.max_candidates}", field="--max-candidates")
+    # bad flags fail before any reading, and before a range or grid past --max-candidates is built
+    space, given = parse_space({key: getattr(args, key) for key in FLAGS}, limit=args.max_candidates)
     gates = gates_from_args(args)
     common = SettingsRequest(kubelet_version=args.kubelet_version, feature_gates=dict(gates or {}))
     with ExitStack() as stack:

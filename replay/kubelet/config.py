@@ -366,6 +366,11 @@ def apply_flags(fields: EvictionFields, flags: FlagOverrides) -> EvictionFields:
             period = parse_duration(flags.eviction_pressure_transition_period)
         except InputError as err:
             raise err.within(field="--eviction-pressure-transition-period") from None
+        if period < 0:  # the kubelet takes it (no validation) and then never reports a pressure condition
+            raise InputError(
+                "expected a duration ≥ 0, e.g. 5m (a negative period would hold no pressure condition at all)",
+                field="--eviction-pressure-transition-period",
+            )
         changes["eviction_pressure_transition_period"] = period or 5 * MINUTE
         sources["evictionPressureTransitionPeriod"] = "--eviction-pressure-transition-period"
     if not changes:

@@ -158,3 +158,42 @@ def test_explain_with_pods_that_have_no_stats_in_the_summary_says_so(
     pods.write_text(json.dumps(doc))
     explained = _json(capsys, "explain", "--summary", str(summary), "--pods", str(pods), "--json")
     assert any("none of the 4 pods given has stats in this summary" in n for n in explained["notes"])
+
+
+def _with_old_oom_kill(pods: Path, finished_at: str) -> None:
+    doc = json.loads(pods.read_text())
+    pod = doc["items"][0]
+    pod["status"]["containerStatuses"] = [
+        {
+            "name": "el1",
+            "ready": True,
+            "restartCount": 1,
+            "state": {"running": {"startedAt": finished_at}},
+            "lastState": {
+                "terminated": {
+                    "exitCode": 137,
+                    "reason": "OOMKilled",
+                    "finishedAt": finished_at,
+                    "startedAt": finished_at,
+                }
+            },
+        }
+    ]
+    pods.write_text(json.dumps(doc))
+
+
+@pytest.mark.parametrize(("finished_at", "counted"), [("2024-05-14T09:00:00Z", 0), ("2024-05-20T10:15:45Z", 1)])
+def test_only_kernel_kills_from_the_recordings_first_tick_on_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], finished_at: str, counted: int
+) -> None:
+    summary, pods = _crashloop_files(tmp_path)
+    _with_old_oom_kill(pods, finished_at)
+    s2 = json.loads(summary.read_text())  # a second tick after the kill, so a kill at 10:15:45 is inside
+    for section in ("memory", "fs", "rlimit"):
+        s2["node"][section]["time"] = "2024-05-20T10:15:52Z"
+    (tmp_path / "s2.json").write_text(json.dumps(s2))
+    assert main(["import", "-o", str(tmp_path / "rec"), str(summary), str(tmp_path / "s2.json"), str(pods)]) == 0
+    replayed = _json(capsys, "replay", str(tmp_path / "rec"), "--json")
+    assert len(replayed["kernel_kills"]) == counted
+    old = [n for n in replayed["notes"] if "from before the recording's first tick" in n]
+    assert len(old) == 1 - counted
