@@ -87,12 +87,14 @@ def test_a_range_of_a_hundred_billion_values_is_refused_before_it_is_built() -> 
     assert proc.stderr.count("\n") == 1 and "--memory-hard" in proc.stderr and "--max-candidates" in proc.stderr
 
 
-@pytest.mark.parametrize("command", [["replay", "--sample", "sidecar-stress"], ["explain", "--summary", "SUMMARY"]])
+@pytest.mark.parametrize("command", ["replay", "whatif", "explain"])
 def test_a_negative_pressure_transition_period_is_bad_input(
-    capsys: pytest.CaptureFixture[str], command: list[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
-    summary = str(REPO / "recordings" / "samples" / "kind-sidecars" / "summary.json")
-    argv = [summary if a == "SUMMARY" else a for a in command]
-    assert main([*argv, "--eviction-pressure-transition-period=-1s"]) == 2
+    sample = REPO / "recordings" / "samples" / "kind-sidecars"
+    assert main(["import", "-o", str(tmp_path / "rec"), str(sample / "summary.json"), str(sample / "pods.json")]) == 0
+    target = ["--summary", str(sample / "summary.json")] if command == "explain" else [str(tmp_path / "rec")]
+    capsys.readouterr()
+    assert main([command, *target, "--eviction-pressure-transition-period=-1s"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--eviction-pressure-transition-period" in err and "≥ 0" in err, err
