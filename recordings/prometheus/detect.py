@@ -25,6 +25,7 @@ NODE_LABELS = (
     "kubernetes_node",
     "nodename",
     "node_name",
+    "kubernetes_io_hostname",
     "hostname",
     "host",
     "exported_node",
@@ -119,7 +120,8 @@ def discover(
             q = f"count by ({label}) (last_over_time(container_memory_working_set_bytes{conv.matchers(label)}[{span}]))"
             names |= {s.labels[label] for s in client.query(q, end) if s.labels.get(label)}
         found[e.flag] = names
-    nodes = _reconcile(client, conv, exporters, found, span, end, notes)
+    unlabelled = {e.flag for label, e in exporters if not found[e.flag] and raw[e.flag]}
+    nodes = _reconcile(client, conv, exporters, found, unlabelled, span, end, notes)
     if conv.nodes:
         for n in conv.nodes:
             if not any(n in names for names in found.values()):
@@ -232,6 +234,7 @@ def _reconcile(
     conv: Conventions,
     exporters: Sequence[tuple[str, _Exporter]],
     found: Mapping[str, set[str]],
+    unlabelled: set[str],
     span: str,
     end: float,
     notes: list[str],
@@ -246,7 +249,7 @@ def _reconcile(
     ref_name = next(e.name for _l, e in exporters if e.flag == ref_flag)
     for label, e in exporters:
         names = found.get(e.flag, set())
-        if e.flag == ref_flag or not names:
+        if e.flag == ref_flag or not (names or e.flag in unlabelled):
             continue
         if not names & ref:
             better = _label_matching(client, conv, e, label, ref, span, end)
@@ -255,11 +258,8 @@ def _reconcile(
                 if better
                 else f"relabel the scrape so a label holds the node name and pass {e.flag} LABEL"
             )
-            raise InputError(
-                f"{e.name} names nodes by {label} as {_few(names)}, none of the nodes {ref_name} names "
-                f"({_few(ref)}): {fix}",
-                source=e.flag,
-            )
+            said = f"names nodes by {label} as {_few(names)}, none of" if names else f"has no {label} label naming"
+            raise InputError(f"{e.name} {said} the nodes {ref_name} names ({_few(ref)}): {fix}", source=e.flag)
         extra = names - ref
         if extra:
             notes.append(f"{e.name}: {label} values that are not nodes of {ref_name} ({_few(extra)}) were left out")

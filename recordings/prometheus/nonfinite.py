@@ -47,7 +47,7 @@ class NonFinite:
             rows = bad.filter(pl.col("node").is_in(list(allowed))).sort("tick")
             if not rows.height:
                 return
-            tick, node, value = rows.row(0)
+            node, tick, value = rows.row(0)
             entry = self.seen.get(q.name)
             kinds = set(rows["v"].unique().to_list())
             if entry is None:

@@ -11,6 +11,7 @@ reasons, nodes), labelled as kube-prometheus-stack labels them (``node`` on kube
 from __future__ import annotations
 
 import contextlib
+import math
 import shutil
 import socket
 import subprocess
@@ -39,16 +40,74 @@ def _labels(labels: dict[str, str]) -> str:
     return "{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}"
 
 
+@dataclass(frozen=True)
+class Variant:
+    """One way a real setup labels and scrapes the same cluster (several can share one server, told
+    apart by ``extra`` labels and imported with ``--selector``).
+
+    ``ksm_exported``: kube-state-metrics scraped without honor_labels (the target's namespace/pod/
+    container win, the pod's move to ``exported_*``). ``node_exporter_by_ip``: node-exporter's
+    ``instance`` is ``IP:9100`` and the node name is in ``kubernetes_node``. ``cadvisor_by_ip``: a plain
+    ``role: node`` job — ``instance`` is ``IP:10250``, the name in ``kubernetes_io_hostname`` (labelmap of
+    the node's labels), no ``node``. ``interval`` / ``ksm_interval``: seconds between scrapes (the
+    recording's tick at or before each scrape is what it saw). ``nan_at``: (node, tick) whose root
+    cgroup working set is exposed as NaN."""
+
+    extra: tuple[tuple[str, str], ...] = ()
+    ksm_exported: bool = False
+    node_exporter_by_ip: bool = False
+    cadvisor_by_ip: bool = False
+    interval: float | None = None
+    ksm_interval: float | None = None
+    nan_at: tuple[str, int] | None = None
+
+
+KSM_TARGET = {
+    "namespace": "monitoring",
+    "pod": "kube-state-metrics-6d8f7b9c4-x2x7q",
+    "container": "kube-state-metrics",
+    "instance": "10.244.1.7:8080",
+    "job": "kube-state-metrics",
+}
+
+
 class _Families:
     """Samples grouped by family then series (OpenMetrics wants each family contiguous)."""
 
     def __init__(self) -> None:
         self.data: dict[str, dict[str, list[tuple[float, float]]]] = {}
+        self.variant = Variant()
+        self.node_ip: dict[str, str] = {}
+        self.nan_now = False
 
     def add(self, name: str, labels: dict[str, str], t: float, value: float | None) -> None:
         if value is None:
             return
+        labels, value = self._shape(name, dict(labels), value)
         self.data.setdefault(name, {}).setdefault(_labels(labels), []).append((t, value))
+
+    def _shape(self, name: str, labels: dict[str, str], value: float) -> tuple[dict[str, str], float]:
+        v = self.variant
+        labels.update(dict(v.extra))
+        if name.startswith("kube_") and v.ksm_exported:
+            for k, target in KSM_TARGET.items():
+                if k in labels:
+                    labels[f"exported_{k}"] = labels[k]
+                labels[k] = target
+        if name.startswith("node_") and "instance" in labels and v.node_exporter_by_ip:
+            node = labels["instance"]
+            labels["kubernetes_node"] = node
+            labels["instance"] = f"{self._ip(node)}:9100"
+        if (name.startswith(("container_", "machine_", "kubelet_"))) and "node" in labels and v.cadvisor_by_ip:
+            node = labels.pop("node")
+            labels["kubernetes_io_hostname"] = node
+            labels["instance"] = f"{self._ip(node)}:10250"
+        if self.nan_now and name == "container_memory_working_set_bytes" and labels.get("id") == "/":
+            value = math.nan
+        return labels, value
+
+    def _ip(self, node: str) -> str:
+        return self.node_ip.setdefault(node, f"10.0.0.{len(self.node_ip) + 11}")
 
     def write(self, path: Path) -> None:
         with path.open("w") as fh:
@@ -56,7 +115,7 @@ class _Families:
                 fh.write(f"# TYPE {name} gauge\n")
                 for labels, samples in series.items():
                     for t, v in sorted(samples):
-                        text = str(int(v)) if float(v).is_integer() else repr(v)
+                        text = "NaN" if math.isnan(v) else str(int(v)) if float(v).is_integer() else repr(v)
                         fh.write(f"{name}{labels} {text} {t:.3f}\n")
             fh.write("# EOF\n")
 
@@ -80,7 +139,12 @@ def _qty_bytes(text: str) -> float:
 
 
 def openmetrics_from_recording(
-    rec_path: Path, out: Path, *, chart_drops: bool = False, every: int = 1
+    rec_path: Path,
+    out: Path,
+    *,
+    chart_drops: bool = False,
+    every: int = 1,
+    variants: tuple[Variant, ...] = (Variant(),),
 ) -> dict[str, Any]:
     """Write the exporters' view of a recording; returns the side files an SRE would pass
     (configz per node, events, priority classes) as Python objects.
@@ -88,31 +152,49 @@ def openmetrics_from_recording(
     ``chart_drops``: as kube-prometheus-stack's default cAdvisorMetricRelabelings leave it — no cgroup
     series without a pod label (the root and kubepods cgroups), no ``container_spec_*`` — with
     node-exporter's meminfo instead. ``every``: scrape every N-th tick only (a scrape interval N times the
-    kubelet's loop)."""
+    kubelet's loop). ``variants``: the same cluster as each of several setups (see :class:`Variant`)."""
     rec = open_recording(rec_path)
     fam = _Families()
     classes: dict[str, int] = {}
-    for node in rec.nodes():
-        k = {"node": node}
-        e = {"instance": node}
-        for tick in rec.ticks(node):
-            if tick.index % every:
-                continue
-            t = tick.time.timestamp()
-            if tick.ok:
-                _summary(fam, rec.summary_at(node, tick.index) or {}, node, t, chart_drops)
-            for pod in rec.pods_at(node, tick.time):
-                _pod(fam, pod, node, t, classes)
-            obj = rec.node_object_at(node, tick.time)
-            if obj:
-                _node(fam, obj, node, t)
-        del k, e
+    for variant in variants:
+        fam.variant = variant
+        for node in rec.nodes():
+            ticks = list(rec.ticks(node))
+            origin = ticks[0].time.timestamp() if ticks else 0.0
+            for i, tick in enumerate(ticks):
+                if tick.index % every:
+                    continue
+                t = tick.time.timestamp()
+                t_next = ticks[i + 1].time.timestamp() if i + 1 < len(ticks) else t + 10.0
+                fam.nan_now = variant.nan_at == (node, tick.index)
+                for at in _scrapes(origin, t, t_next, variant.interval):
+                    if tick.ok:
+                        _summary(fam, rec.summary_at(node, tick.index) or {}, node, at, chart_drops)
+                for at in _scrapes(origin, t, t_next, variant.ksm_interval or variant.interval):
+                    for pod in rec.pods_at(node, tick.time):
+                        _pod(fam, pod, node, at, classes)
+                    obj = rec.node_object_at(node, tick.time)
+                    if obj:
+                        _node(fam, obj, node, at)
+                fam.nan_now = False
     fam.write(out)
     return {
         "configz": {n: rec.configz(n) for n in rec.nodes() if rec.configz(n)},
         "events": {"apiVersion": "v1", "kind": "List", "items": rec.events()},
         "priority_classes": {"items": [{"metadata": {"name": c}, "value": v} for c, v in sorted(classes.items())]},
     }
+
+
+def _scrapes(origin: float, t: float, t_next: float, interval: float | None) -> list[float]:
+    """The scrape times in [t, t_next) of a scrape every ``interval`` seconds from ``origin`` (None: t)."""
+    if interval is None:
+        return [t]
+    first = origin + math.ceil((t - origin) / interval - 1e-9) * interval
+    out = []
+    while first < t_next - 1e-9:
+        out.append(first)
+        first += interval
+    return out
 
 
 def _summary(fam: _Families, s: dict[str, Any], node: str, t: float, chart_drops: bool) -> None:
@@ -276,8 +358,11 @@ class Server:
 
 
 @contextlib.contextmanager
-def prometheus(data: Path, *, deadline: float = 90.0) -> Iterator[Server]:
-    """Run prometheus on ``data`` (no scraping, retention long enough for old timestamps) until ready."""
+def prometheus(
+    data: Path, *, deadline: float = 90.0, web_config: Path | None = None, ca_file: Path | None = None
+) -> Iterator[Server]:
+    """Run prometheus on ``data`` (no scraping, retention long enough for old timestamps) until ready;
+    ``web_config``: its --web.config.file (TLS), checked for readiness with ``ca_file``."""
     assert PROMETHEUS is not None
     config = data.parent / "prometheus.yml"
     config.write_text("global: {}\nscrape_configs: []\n")
@@ -291,18 +376,26 @@ def prometheus(data: Path, *, deadline: float = 90.0) -> Iterator[Server]:
             f"--web.listen-address=127.0.0.1:{port}",
             "--storage.tsdb.retention.time=100y",
             "--query.lookback-delta=5m",
+            *([f"--web.config.file={web_config}"] if web_config else []),
         ],
         stdout=log,
         stderr=subprocess.STDOUT,
     )
-    url = f"http://127.0.0.1:{port}"
+    url = f"{'https' if web_config else 'http'}://127.0.0.1:{port}"
+    verify: Any = True
+    if web_config:
+        import ssl
+
+        verify = ssl.create_default_context(cafile=str(ca_file)) if ca_file else False
+        if ca_file:
+            verify.check_hostname = False  # the certificate names the Service, not 127.0.0.1
     try:
         end = time.monotonic() + deadline
         while True:
             if proc.poll() is not None:
                 raise AssertionError(f"prometheus exited: {(data.parent / 'prometheus.log').read_text()[-2000:]}")
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/-/ready", timeout=2).status_code == 200:
+                if httpx.get(f"{url}/-/ready", timeout=2, verify=verify).status_code == 200:
                     break
             if time.monotonic() > end:
                 raise AssertionError("prometheus not ready within the deadline")
