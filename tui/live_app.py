@@ -1,0 +1,217 @@
+"""``evictlens tui --live`` / ``tui REC --follow``: the app following a recording being written.
+
+A thread worker polls :class:`live.engine.LiveEngine` (each node's eviction-manager state carried forward tick by
+tick) at the source's pace and posts :class:`LivePolled` up; the app folds it into :class:`~tui.live_model.LiveState`
+and the live screens redraw in place. The UI never waits on the engine. An eviction or a kernel kill opens like
+any other: the recording as it is now is copied (:func:`tui.live_source.snapshot`), its node replayed by the one
+engine, and the replayed result's own screens (eviction detail, real eviction, timeline) shown on it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from textual import on
+from textual.events import Mount
+from textual.message import Message
+from textual.worker import get_current_worker
+
+from kube.errors import EvictlensError
+from live.model import LiveEvent, NodeNow
+from tui.app import EvictlensApp
+from tui.live_model import LiveState, to_datetime
+from tui.live_source import LiveSource, private_tempdir
+from tui.messages import WorkFailed
+from tui.results_view import ResultsView
+
+
+class Engine(Protocol):
+    """What the view asks of the engine (live/engine.py ``LiveEngine``)."""
+
+    def poll(self) -> list[LiveEvent]: ...
+
+    def nodes(self) -> Mapping[str, NodeNow]: ...
+
+    @property
+    def last_tick_time_us(self) -> int | None: ...
+
+
+def default_engine(root: Path) -> Engine:
+    from live.engine import LiveEngine
+
+    return LiveEngine(root)
+
+
+class LivePolled(Message):
+    """A poll found something: every node now, the new events, where the recording stands."""
+
+    def __init__(
+        self, nodes: Mapping[str, NodeNow], events: Sequence[LiveEvent], last_time_us: int | None, finished: bool
+    ) -> None:
+        super().__init__()
+        self.nodes = nodes
+        self.events = events
+        self.last_time_us = last_time_us
+        self.finished = finished
+
+
+class SnapshotReady(Message):
+    """A node of the recording as it is now, replayed: open ``event`` on it."""
+
+    def __init__(self, view: ResultsView, event: LiveEvent) -> None:
+        super().__init__()
+        self.view = view
+        self.event = event
+
+
+class LiveApp(EvictlensApp):
+    """The live overview first; the replayed screens on top of it when an eviction or kill is opened."""
+
+    def __init__(
+        self,
+        source: LiveSource,
+        *,
+        engine: Callable[[Path], Engine] = default_engine,
+        export_dir: Path | None = None,
+        jobs: int = 0,
+    ) -> None:
+        super().__init__(source.root, export_dir=export_dir, jobs=jobs)
+        self.source = source
+        self.make_engine = engine
+        self.live = LiveState()
+        self.finished = False
+        self._stop = threading.Event()
+        self._snapshots: list[object] = []
+
+    async def on_mount(self, event: Mount) -> None:  # type: ignore[override]
+        from tui.screens.live_overview import LiveOverviewScreen
+
+        event.prevent_default()  # not the base app's loading of a recording (Textual calls each class's handler)
+
+        await self.push_screen(LiveOverviewScreen())
+        self.run_worker(self._poll_loop, name="following the recording", group="live", thread=True, exit_on_error=False)
+
+    def _target_name(self) -> str:
+        return self.source.label
+
+    def _poll_loop(self) -> None:
+        """Poll until the app ends: the engine once the recording exists, then its new ticks at the source's pace
+        (a wait on an event the app sets when it ends, so quitting never waits a poll period)."""
+        worker = get_current_worker()
+        engine: Engine | None = None
+        last: tuple[int | None, int] | None = None
+        while not worker.is_cancelled and not self._stop.is_set():
+            failure = self.source.failure()
+            if failure is not None:
+                raise EvictlensError(failure)
+            if engine is None and (self.source.root / "manifest.json").is_file():
+                engine = self.make_engine(self.source.root)
+            if engine is not None:
+                finished = self.source.finished()  # before the poll: a tick written meanwhile is still read
+                events = engine.poll()
+                nodes = engine.nodes()
+                now = (engine.last_tick_time_us, len(nodes))
+                if events or now != last or finished:
+                    last = now
+                    self.post_message(LivePolled(dict(nodes), list(events), engine.last_tick_time_us, finished))
+                if finished:
+                    return
+            self._stop.wait(self.source.poll_seconds())
+
+    def on_live_polled(self, message: LivePolled) -> None:
+        from tui.screens.live_overview import LiveScreen
+
+        self.live.apply(message.nodes, message.events, message.last_time_us)
+        self.finished = message.finished
+        for screen in self.screen_stack:
+            if isinstance(screen, LiveScreen):
+                screen.live_changed()
+
+    def on_work_failed(self, message: WorkFailed) -> None:
+        """Live, a failure never replaces the overview: a notification, and the overview's title says it."""
+        from tui.screens.live_overview import LiveOverviewScreen
+
+        message.prevent_default()  # never the base app's error screen
+        self.notify(message.problem, title=message.label, severity="error", timeout=10)
+        for screen in self.screen_stack:
+            if isinstance(screen, LiveOverviewScreen):
+                screen.show_failure(message.label, message.problem)
+
+    def on_unmount(self) -> None:
+        self._stop.set()
+        self.source.stop()
+        for tmp in self._snapshots:
+            cleanup = getattr(tmp, "cleanup", None)
+            if cleanup is not None:
+                cleanup()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """What-ifs and Compare need a whole result: not on a recording still being written."""
+        if action in ("whatif", "compare"):
+            return False
+        return super().check_action(action, parameters)
+
+    # -- opening an eviction or a kill ---------------------------------------------------------
+    def open_event(self, event: LiveEvent) -> None:
+        """A predicted or real eviction or a kernel kill: its node replayed on a snapshot of the recording (a
+        worker), then the screen any replayed eviction opens; anything else: the node's live timeline."""
+        if event.kind not in ("predicted-eviction", "real-eviction", "kernel-kill"):
+            from tui.screens.live_timeline import LiveTimelineScreen
+
+            self.push_screen(LiveTimelineScreen(event.node))
+            return
+        self.notify(f"replaying {event.node} up to now to open it…", timeout=3)
+        self.run_worker(
+            lambda: self._snapshot(event),
+            name="the recording as it is now",
+            group="snapshot",
+            thread=True,
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    def _snapshot(self, event: LiveEvent) -> None:
+        from recordings.reader import open_recording
+        from replay.engine import replay
+        from replay.settings import SettingsRequest
+
+        tmp = private_tempdir("evictlens-live-")
+        self._snapshots.append(tmp)
+        from tui.live_source import snapshot
+
+        root = snapshot(self.source.root, Path(tmp.name))
+        rec = open_recording(root)
+        request = SettingsRequest(label="as recorded")
+        (result,) = replay(rec, [request], [event.node])
+        view = ResultsView.from_result(result, f"{event.node} as recorded until now", str(root), request, opened=rec)
+        self.post_message(SnapshotReady(view, event))
+
+    @on(SnapshotReady)
+    def snapshot_ready(self, message: SnapshotReady) -> None:
+        from tui.screens.eviction import EvictionScreen, RealEvictionScreen
+        from tui.screens.timeline import TimelineScreen
+
+        self.results = [message.view]
+        self.current = 0
+        event, view = message.event, message.view
+        when = to_datetime(event.time_us)
+        pod = event.details.get("pod")
+        if event.kind == "kernel-kill":
+            self.push_screen(TimelineScreen(event.node, "memory.available", when, after=True))
+            return
+        if event.kind == "real-eviction":
+            for i, m in enumerate(view.result.matches):
+                if m.real.node == event.node and m.real.pod == pod:
+                    self.push_screen(
+                        EvictionScreen(m.predicted_id) if m.predicted_id is not None else RealEvictionScreen(i)
+                    )
+                    return
+        mine = [e for e in view.result.evictions if e.node == event.node and e.pod == pod]
+        if mine:
+            self.push_screen(EvictionScreen(min(mine, key=lambda e: abs((e.time - when).total_seconds())).id))
+            return
+        self.push_screen(TimelineScreen(event.node, at=when))
+        self.notify(f"the replay of {event.node} has no such eviction of {pod}: its timeline at that moment", timeout=5)

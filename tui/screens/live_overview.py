@@ -1,0 +1,400 @@
+"""The live overview: every node now against its thresholds, who goes next and when; events as they arrive.
+
+Redrawn in place on each poll that brought something (:meth:`LiveScreen.live_changed`); the tables keep their
+selection, sort and filter. The panel under the nodes says the highlighted node's next to go with its exact
+message and each forecast with the estimator that made it; with an event highlighted, the event (a real
+eviction: its message against the predicted one, byte for byte).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar, cast
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+from textual.worker import Worker
+
+from live.model import LiveEvent, NodeNow
+from replay.replay_report import marked_diff
+from replay.views import SHORT_SIGNAL, signal_key
+from tui.fmt import fmt_signal_value
+from tui.live_model import LiveState, Row, fmt_seconds, soonest, to_datetime
+from tui.messages import worker_failure
+from tui.widgets.record_table import Column, Record, RecordTable
+from tui.widgets.title_header import TitleHeader
+
+if TYPE_CHECKING:
+    from tui.live_app import LiveApp
+
+KIND_LABEL = {
+    "warning": "⚠ warning",
+    "predicted-eviction": "▼ predicted",
+    "real-eviction": "◆ EVICTED",
+    "kernel-kill": "✖ OOM KILL",
+    "pressure-start": "pressure on",
+    "pressure-end": "pressure off",
+    "stale": "⏸ stale",
+}
+KIND_STYLE = {
+    "warning": "yellow",
+    "predicted-eviction": "bold",
+    "real-eviction": "bold red",
+    "kernel-kill": "bold red",
+    "pressure-start": "orange1",
+    "stale": "yellow",
+}
+
+
+class LiveScreen(Screen[None]):
+    """A screen of the live view: redrawn when a poll brings something."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back"),
+        Binding("q", "back", "Back", show=False),
+    ]
+
+    @property
+    def live_app(self) -> LiveApp:
+        return cast("LiveApp", self.app)
+
+    @property
+    def live(self) -> LiveState:
+        return self.live_app.live
+
+    def live_changed(self) -> None:
+        """A poll brought new ticks or events."""
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        failed = worker_failure(event)
+        if failed is not None:
+            self.post_message(failed)
+
+
+def _text(value: Any) -> str:
+    return "—" if value is None else str(value)
+
+
+def node_records(state: LiveState) -> tuple[list[Column], list[Record]]:
+    """A row per node: stale marked, its conditions, the soonest threshold at the trend, next to go, then each
+    signal that has a threshold (its value now; red when a threshold is met)."""
+    signals = sorted({s for n in state.nodes.values() for s, v in n.thresholds.items() if v}, key=signal_key)
+    columns = [
+        Column("node", "node"),
+        Column("conditions", "conditions", lambda v: Text(v or "—", style="orange1" if v else "")),
+        Column(
+            "to_threshold",
+            "to threshold",
+            lambda v: Text(fmt_seconds(v), style="bold red" if v == 0 else ""),
+            right=True,
+        ),
+        Column("on", "on"),
+        Column("next", "next to go"),
+    ]
+    columns += [Column(f"now_{s}", SHORT_SIGNAL.get(s, s), _now_fmt(s), right=True) for s in signals]
+    columns += [Column("tick", "last tick"), Column("kubelet", "kubelet")]
+    records = []
+    for name in sorted(state.nodes):
+        n = state.nodes[name]
+        first = soonest(n.forecasts)
+        on = None if first is None else f"{SHORT_SIGNAL.get(first.signal, first.signal)} {first.threshold_kind}"
+        nxt = None if n.next_to_go is None else f"{n.next_to_go.namespace}/{n.next_to_go.pod}"
+        values: list[Any] = [
+            name,
+            ", ".join(n.conditions),
+            None if first is None else first.seconds_to_threshold,
+            on,
+            nxt,
+        ]
+        values += [(n.signals.get(s), _met(n, s)) for s in signals]
+        values += [to_datetime(n.time_us).strftime("%H:%M:%S"), n.kubelet_version]
+        style = "yellow" if n.stale else ("bold" if n.conditions else "")
+        records.append(Record(name, tuple(values), style, "⏸" if n.stale else ""))
+    return columns, records
+
+
+def _met(n: NodeNow, signal: str) -> bool:
+    value = n.signals.get(signal)
+    return value is not None and any(value < t for t in n.thresholds.get(signal, ()))
+
+
+def _now_fmt(signal: str) -> Any:
+    def fmt(value: Any) -> str | Text:
+        observed, met = value if isinstance(value, tuple) else (value, False)
+        return Text(fmt_signal_value(signal, observed), style="bold red" if met else "")
+
+    return fmt
+
+
+def event_records(state: LiveState) -> tuple[list[Column], list[Record]]:
+    """The events, newest first: what happened and, for a real eviction or a kill, against what was predicted."""
+    columns = [
+        Column("time", "time"),
+        Column("event", "event"),
+        Column("node", "node"),
+        Column("pod", "pod"),
+        Column("vs", "vs. predicted"),
+        Column("what", "what"),
+    ]
+    records = []
+    for row in reversed(state.events):
+        e = row.event
+        records.append(
+            Record(
+                f"e{row.index}",
+                (
+                    to_datetime(e.time_us).strftime("%H:%M:%S"),
+                    KIND_LABEL.get(e.kind, e.kind),
+                    e.node,
+                    _pod(e),
+                    flag(state, row),
+                    what(e),
+                ),
+                KIND_STYLE.get(e.kind, ""),
+            )
+        )
+    return columns, records
+
+
+def _pod(e: LiveEvent) -> str | None:
+    pod, ns = e.details.get("pod"), e.details.get("namespace")
+    if not pod:
+        return None
+    return f"{ns}/{pod}" if ns else str(pod)
+
+
+def what(e: LiveEvent) -> str:
+    d = e.details
+    if e.kind == "warning":
+        signal, kind = d.get("signal"), d.get("threshold_kind")
+        seconds = d.get("seconds_to_threshold")
+        when = fmt_seconds(float(seconds)) if isinstance(seconds, (int, float)) else "?"
+        return f"{signal} {kind or ''} threshold in {when}".replace("  ", " ")
+    if e.kind in ("pressure-start", "pressure-end"):
+        return _text(d.get("condition") or d.get("conditions"))
+    if e.kind == "stale":
+        return _text(d.get("reason") or d.get("stale_reason"))
+    return _text(d.get("message") or d.get("victim") or d.get("reason"))
+
+
+def predicted_message(state: LiveState, row: Row) -> str | None:
+    """What was predicted for a real eviction's pod: the engine's own word, else the latest predicted row."""
+    e = row.event
+    own = e.details.get("predicted_message")
+    if isinstance(own, str):
+        return own
+    earlier = state.predicted_for(e)
+    message = None if earlier is None else earlier.event.details.get("message")
+    return message if isinstance(message, str) else None
+
+
+def flag(state: LiveState, row: Row) -> str | None:
+    """A real eviction against the prediction: the same message byte for byte, a differing one, or none; a
+    kernel kill: not the kubelet, and whether a warning came first on the node."""
+    e = row.event
+    if e.kind == "real-eviction":
+        predicted = predicted_message(state, row)
+        if predicted is None:
+            return "✗ not predicted"
+        return "✔ same message" if predicted == e.details.get("message") else "≠ message differs"
+    if e.kind == "kernel-kill":
+        warned = [
+            r.event.time_us
+            for r in state.events
+            if r.event.kind == "warning" and r.event.node == e.node and r.event.time_us <= e.time_us
+        ]
+        if not warned:
+            return "not the kubelet; no warning"
+        return f"not the kubelet; warned {fmt_seconds((e.time_us - min(warned)) / 1e6)} before"
+    return None
+
+
+class LiveOverviewScreen(LiveScreen):
+    TITLE = "Live"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("t", "timeline", "Live timeline"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    filter_text = ""
+    """Nodes and events whose node or pod holds it (``/``)."""
+
+    def compose(self) -> ComposeResult:
+        yield TitleHeader()
+        yield Static(id="live-title")
+        yield Input(
+            placeholder="filter nodes and events by name (enter: into the results)", id="filter", classes="hidden"
+        )
+        yield RecordTable(id="live-nodes")
+        yield Static(id="live-detail")
+        yield Static(
+            "Events, newest first — enter opens an eviction or a kill (⚠ warning, ◆ evicted, ✖ kill)",
+            classes="section",
+            id="live-events-title",
+        )
+        yield RecordTable(id="live-events")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = self.live_app.source.label
+        self.live_changed()
+        self.query_one("#live-nodes", RecordTable).focus()
+
+    def live_changed(self) -> None:
+        state = self.live
+        self.query_one("#live-title", Static).update(self._title(state))
+        self.query_one("#live-nodes", RecordTable).show(*node_records(state))
+        columns, records = event_records(state)
+        self.query_one("#live-events", RecordTable).show(columns, [r for r in records if _matches(r, self.filter_text)])
+        self._detail()
+
+    def _title(self, state: LiveState) -> Text:
+        if state.last_time_us is None:
+            return Text(f"waiting for the first tick of {self.live_app.source.label}…", style="bold")
+        stale = sum(1 for n in state.nodes.values() if n.stale)
+        pressure = sum(1 for n in state.nodes.values() if n.conditions)
+        now = to_datetime(state.last_time_us).strftime("%Y-%m-%d %H:%M:%S")
+        return Text.assemble(
+            ("● " if not self.live_app.finished else "■ ", "bold green" if not self.live_app.finished else "dim"),
+            (f"now {now}", "bold"),
+            f" · {len(state.nodes)} nodes · ",
+            (f"{pressure} under pressure", "bold orange1" if pressure else ""),
+            (f" · {stale} stale" if stale else "", "bold yellow"),
+            (" · the writer finished: no more ticks" if self.live_app.finished else "", "dim"),
+        )
+
+    def show_failure(self, label: str, problem: str) -> None:
+        self.query_one("#live-title", Static).update(Text(f"stopped: {problem}", style="bold red"))
+
+    def _detail(self) -> None:
+        panel = self.query_one("#live-detail", Static)
+        events = self.query_one("#live-events", RecordTable)
+        if self.focused is events:
+            key = events.selected_key()
+            row = None if key is None else self.live.row(int(key[1:]))
+            panel.update(self._event_detail(row) if row is not None else "")
+            return
+        name = self.query_one("#live-nodes", RecordTable).selected_key()
+        node = None if name is None else self.live.nodes.get(name)
+        panel.update(node_detail(node) if node is not None else "")
+
+    def _event_detail(self, row: Row) -> Text:
+        e = row.event
+        out = Text()
+        out.append(f"{KIND_LABEL.get(e.kind, e.kind)} on {e.node} at {to_datetime(e.time_us):%H:%M:%S}", style="bold")
+        message = e.details.get("message")
+        if e.kind == "real-eviction" and isinstance(message, str):
+            predicted = predicted_message(self.live, row)
+            if predicted is None:
+                out.append("\nnot predicted; its message: ", style="yellow")
+                out.append(message)
+            elif predicted == message:
+                out.append("\n✔ the predicted message, byte for byte: ", style="green")
+                out.append(message)
+            else:
+                out.append(
+                    "\nreal against predicted (red: only in the real one; green: only predicted):\n", style="bold"
+                )
+                out.append_text(marked_diff(message, predicted))
+        else:
+            out.append(f"\n{what(e)}")
+        out.append("\nenter: open it", style="dim")
+        return out
+
+    @on(DataTable.RowHighlighted)
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._detail()
+
+    def on_descendant_focus(self) -> None:
+        self._detail()
+
+    @on(DataTable.RowSelected, "#live-nodes")
+    def _open_node(self, event: DataTable.RowSelected) -> None:
+        from tui.screens.live_timeline import LiveTimelineScreen
+
+        if event.row_key.value is not None:
+            self.app.push_screen(LiveTimelineScreen(str(event.row_key.value)))
+
+    @on(DataTable.RowSelected, "#live-events")
+    def _open_event(self, event: DataTable.RowSelected) -> None:
+        key = event.row_key.value
+        row = None if key is None else self.live.row(int(str(key)[1:]))
+        if row is not None:
+            self.live_app.open_event(row.event)
+
+    def action_timeline(self) -> None:
+        from tui.screens.live_timeline import LiveTimelineScreen
+
+        node = self.selected_node()
+        if node is not None:
+            self.app.push_screen(LiveTimelineScreen(node))
+
+    def selected_node(self) -> str | None:
+        events = self.query_one("#live-events", RecordTable)
+        if self.focused is events:
+            key = events.selected_key()
+            row = None if key is None else self.live.row(int(key[1:]))
+            return None if row is None else row.event.node
+        return self.query_one("#live-nodes", RecordTable).selected_key()
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.remove_class("hidden")
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        box.add_class("hidden")
+        self.query_one("#live-nodes", RecordTable).focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter(self, event: Input.Changed) -> None:
+        self.filter_text = event.value
+        self.query_one("#live-nodes", RecordTable).set_filter(event.value)
+        self.live_changed()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.query_one("#live-nodes", RecordTable).focus()
+
+    def action_quit(self) -> None:
+        self.app.exit()
+
+
+def _matches(record: Record, text: str) -> bool:
+    return not text or any(text.lower() in str(v).lower() for v in record.values[2:4])
+
+
+def node_detail(n: NodeNow) -> Text:
+    """The node's next to go with its exact message, and each forecast with how it was made."""
+    out = Text()
+    out.append(n.node, style="bold")
+    out.append(f" · kubelet {n.kubelet_version} · tick {n.tick} at {to_datetime(n.time_us):%H:%M:%S}")
+    if n.stale:
+        out.append(f" · ⏸ STALE: {n.stale_reason or 'no answer recently'} (not healthy: unknown)", style="bold yellow")
+    if n.conditions:
+        out.append(f" · {', '.join(n.conditions)}", style="bold orange1")
+    nxt = n.next_to_go
+    if nxt is None:
+        out.append("\nnext to go: none (no pod the manager could evict)", style="dim")
+    else:
+        out.append("\nnext to go: ", style="bold")
+        out.append(f"{nxt.namespace}/{nxt.pod} ({nxt.resource}; {nxt.reason}; {nxt.basis})\n  ")
+        out.append(nxt.message, style="italic")
+    for f in sorted(n.forecasts, key=lambda f: (signal_key(f.signal), f.threshold_kind)):
+        now, limit = fmt_signal_value(f.signal, f.observed), fmt_signal_value(f.signal, f.threshold)
+        out.append(f"\n{f.signal} {now} → {f.threshold_kind} {limit}: ")
+        when = fmt_seconds(f.seconds_to_threshold)
+        out.append(when if when in ("MET", "—") else f"in {when}", style="bold red" if when == "MET" else "bold")
+        out.append(f" ({'; '.join(p for p in (f.note, f.method) if p)})", style="dim")
+    return out
