@@ -158,6 +158,16 @@ def impact_lines(e: Eviction, *, next_in_line: int = 3) -> list[Text]:
     return out
 
 
+def map_order_note(e: Eviction) -> str:
+    """An eviction that is one of several decisions the kubelet could have made (replay.kubelet.map_order)."""
+    n = len(e.map_order_alternatives) + 1
+    return (
+        f"one of {n} decisions the real kubelet could have made at this pass: it could as well have acted on "
+        f"{', '.join(e.map_order_alternatives)} (Go map order: helpers.go thresholdsMetGracePeriod; byEvictionPriority "
+        f"orders only memory first), with another message or ranking; the replay takes the configured order"
+    )
+
+
 def print_result(result: ReplayResult, *, output: str | None = None, console: Console | None = None) -> None:
     out = console or make_console()
     for n in result.nodes:
@@ -210,6 +220,8 @@ def print_result(result: ReplayResult, *, output: str | None = None, console: Co
                 out.print(Text(f"  {key}: {value}"), soft_wrap=True)
             for impact in impact_lines(e):
                 out.print(impact, soft_wrap=True)
+            if e.map_order_alternatives:
+                out.print(Text(f"  note: {map_order_note(e)}", style="yellow"), soft_wrap=True)
     if result.kernel_kills:
         print_table(out, kernel_kills_table(result.kernel_kills))
     if result.matches:

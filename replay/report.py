@@ -16,6 +16,7 @@ from replay.impact import owner_impact
 from replay.kubelet.api import Pod
 from replay.kubelet.duration import format_duration
 from replay.kubelet.manager import SyncResult
+from replay.kubelet.map_order import describe_alternatives
 from replay.kubelet.ranking import RankFacts
 
 
@@ -107,6 +108,9 @@ def _verdict(console: Console, result: SyncResult, heading: str) -> None:
         console.print(f"  node event (Warning, EvictionThresholdMet): {result.node_event}")
     if result.node_reclaim:
         console.print(f"  node-level reclaim first: {', '.join(result.node_reclaim)}")
+    if result.map_order_alternatives and result.threshold_to_reclaim is not None:
+        note = describe_alternatives(result.threshold_to_reclaim, result.map_order_alternatives)
+        console.print(Text(f"  note: {note}", style="yellow"))
     if not result.evictions:
         console.print(f"  [green]no pod would be evicted[/green]: {result.reason}")
         if result.critical_skipped:
@@ -214,6 +218,7 @@ def _result_json(result: SyncResult, ranking: tuple[RankFacts, ...]) -> dict[str
         "resource_to_reclaim": result.resource_to_reclaim,
         "node_event": result.node_event,
         "node_reclaim": list(result.node_reclaim),
+        "map_order_alternatives": [t.describe() for t in result.map_order_alternatives],
         "evictions": [
             {
                 "pod": e.pod.name,

@@ -272,6 +272,10 @@ class Eviction:
     custom resource (unless its operator handles evictions), None when not known."""
     impact: str = ""
     """One plain sentence saying what becomes of the pod (``replay.impact.owner_impact``)."""
+    map_order_alternatives: tuple[str, ...] = ()
+    """The thresholds (described) a real kubelet could have acted on at this pass instead of ``signal``, with
+    another message, ranking or starved resource: Go map order decides (replay.kubelet.map_order). Empty: the
+    only decision it could make. In ``result.json`` only (not a column of ``evictions.parquet``)."""
 
 
 @dataclass(frozen=True)

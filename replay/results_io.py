@@ -59,7 +59,13 @@ def _parse_time(value: Any) -> datetime | None:
 
 
 def _eviction_doc(e: Eviction) -> dict[str, Any]:
-    return {"id": e.id, **eviction_fields(e), "time": json_time(e.time), "annotations": dict(e.annotations)}
+    return {
+        "id": e.id,
+        **eviction_fields(e),
+        "time": json_time(e.time),
+        "annotations": dict(e.annotations),
+        "map_order_alternatives": list(e.map_order_alternatives),
+    }
 
 
 def _node_doc(n: NodeResult) -> dict[str, Any]:
@@ -237,6 +243,7 @@ def load(path: str | Path, *, signals: bool = True) -> ReplayResult:
                     annotations=dict(e["annotations"]),
                     ranking=rankings.get(e["id"], ()),
                     impact=e.get("impact") or "",
+                    map_order_alternatives=tuple(e.get("map_order_alternatives") or ()),
                 )
             )
             for e in doc["evictions"]

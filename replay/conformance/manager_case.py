@@ -1,7 +1,9 @@
 """The ``manager`` vector kind: a fresh eviction manager driven through the case's passes.
 
 Summaries are given whole on the first step and as RFC 7386 merge patches afterwards; a
-``summary_after_reclaim_patch`` says what the Summary API returns after node-level reclaim.
+``summary_after_reclaim_patch`` says what the Summary API returns after node-level reclaim. A step may
+also list ``map_order_alternatives`` (signals; this repository's extension, not in the shared schema):
+the thresholds the real kubelet could have acted on instead, by Go map order (replay.kubelet.map_order).
 """
 
 from __future__ import annotations
@@ -121,6 +123,9 @@ def _check_step(
         f += _eq(f"{label} image_gc_invoked", IMAGE_GC in gc_calls, want["image_gc_invoked"])
     if "container_gc_invoked" in want:
         f += _eq(f"{label} container_gc_invoked", CONTAINER_GC in gc_calls, want["container_gc_invoked"])
+    if "map_order_alternatives" in want:  # this repository's extension (issue 29): decisions left to Go map order
+        alternatives = [t.signal for t in result.map_order_alternatives]
+        f += _eq(f"{label} map_order_alternatives", alternatives, list(want["map_order_alternatives"]))
     return f
 
 

@@ -33,6 +33,7 @@ from replay.kubelet.conditions import (
     node_conditions_observed_since,
 )
 from replay.kubelet.config import EvictionConfig
+from replay.kubelet.map_order import map_order_alternatives
 from replay.kubelet.message import (
     REASON_EVICTED,
     container_ephemeral_storage_message,
@@ -167,6 +168,9 @@ class SyncResult:
     reason: str = ""
     error: str | None = None
     stats: Mapping[str, PodStats] = field(default_factory=dict)
+    map_order_alternatives: tuple[Threshold, ...] = ()
+    """Thresholds the real kubelet could have acted on instead of ``threshold_to_reclaim`` (Go map order), with
+    another visible outcome: the decision is one of several (replay.kubelet.map_order)."""
 
 
 @dataclass(frozen=True)
@@ -298,6 +302,14 @@ class EvictionManager:
             threshold_to_reclaim=threshold,
             resource_to_reclaim=resource,
             node_event=f"Attempting to reclaim {resource}",
+            map_order_alternatives=map_order_alternatives(
+                actionable,
+                threshold,
+                observations,
+                self.signal_to_node_reclaim_funcs,
+                self.topology.dedicated_image_fs,
+                self.topology.split_container_image_fs and self.profile.containerfs_signals,
+            ),
         )
 
         funcs = self.signal_to_node_reclaim_funcs.get(threshold.signal, ())
