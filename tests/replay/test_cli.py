@@ -187,7 +187,8 @@ def test_the_tui_is_a_command_plugin_the_core_never_names() -> None:
     from replay.cli import PLUGIN_GROUP, _plugins
 
     groups = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
-    assert groups[PLUGIN_GROUP] == {"tui": "tui.cli"}
+    assert groups[PLUGIN_GROUP]["tui"] == "tui.cli"
+    assert groups[PLUGIN_GROUP]["record"] == "flight.cli"  # the flight recorder (issue 24), above the core too
     assert "tui" in _plugins()
     assert not [p for p in (ROOT / "replay").rglob("*.py") if '"tui' in p.read_text() or "'tui" in p.read_text()]
 
