@@ -1,0 +1,110 @@
+"""The flight recorder's bad input and failures: a malformed ``--incident-window``/``--webhook``/cap is one line and
+exit 2 before anything touches the disk; a webhook nobody listens on is logged (without its credentials) and
+counted, and loses nothing: the incident is on disk and the recording finishes with exit 0. Retention drops the
+oldest incidents first, each said in the log."""
+
+from __future__ import annotations
+
+import signal
+import socket
+from pathlib import Path
+
+import pytest
+from rec_support import FakeServer, StderrLines, committed_ticks, kill_quietly, run_evictlens, wait_for
+from test_flight_incidents import incidents, report, start_flight
+
+from flight.store import REPORT_JSON, IncidentStore
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (["--incident-window", "30m"], "--incident-window: expected BEFORE,AFTER as two Go durations"),
+        (["--incident-window", "30x,5m"], '--incident-window: time: unknown unit "x"'),
+        (["--incident-window", "5s,1m", "--interval", "10s"], "must be at least one --interval"),
+        (["--webhook", "ftp://hooks.example/x"], "--webhook: expected an http:// or https:// URL"),
+        (["--max-incidents", "0"], "--max-incidents: expected a positive number"),
+        (["--max-incidents-size", "lots"], "--max-incidents-size: expected a size such as 1Gi"),
+    ],
+)
+def test_bad_flags_are_one_line_and_exit_2_before_touching_the_disk(
+    flags: list[str], expected: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "rec"
+    res = run_evictlens("record", "-o", str(out), *flags)
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and expected in lines[0], res.stderr
+    assert "Traceback" not in res.stderr and not out.exists()
+
+
+def test_an_unreachable_webhook_is_logged_and_loses_nothing(tmp_path: Path) -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    secret = "pa55-in-the-url"
+    server = FakeServer(tmp_path / "apiserver", nodes=1, pods=2, kubelet_ports=False)
+    (tmp_path / "apiserver").mkdir()
+    server.start()
+    out = tmp_path / "rec"
+    try:
+        proc = start_flight(
+            [
+                "--kubeconfig",
+                server.kubeconfig,
+                "--context",
+                "static",
+                "-o",
+                str(out),
+                "--interval",
+                "1s",
+                "--timeout",
+                "2s",
+                "--incident-window",
+                "10s,0s",
+                "--webhook",
+                f"http://u:{secret}@127.0.0.1:{port}/hook?token={secret}",
+            ]
+        )
+        err = StderrLines(proc)
+        try:
+            wait_for(lambda: committed_ticks(out) >= 2, 90, "two ticks")
+            server.control("oom_kill", {"node": "node-000", "pod": 0})
+            wait_for(lambda: bool(incidents(out, "oomkilled")), 120, "the OOM kill's incident")
+            wait_for(lambda: err.has("not delivered after 5 attempts"), 120, "the webhook's failure said")
+            ticks = committed_ticks(out)
+            wait_for(lambda: committed_ticks(out) >= ticks + 2, 90, "the recording going on")
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(120)
+        finally:
+            kill_quietly(proc)
+        text = err.text()
+    finally:
+        server.stop()
+    assert proc.returncode == 0, text
+    assert secret not in text
+    assert f"webhook http://127.0.0.1:{port}/hook cannot be reached now" in text
+    assert sum("not delivered" in line for line in text.splitlines()) == 1, text
+    (path,) = incidents(out, "oomkilled")
+    assert report(path)["window"]["complete"] is True  # no after-window: complete at once
+    info = run_evictlens("info", str(out))
+    assert info.returncode == 0 and "finalized" in info.stdout, info.stderr
+
+
+def test_retention_drops_the_oldest_incidents_first_and_says_so(tmp_path: Path) -> None:
+    said: list[str] = []
+    store = IncidentStore(tmp_path, max_incidents=2, max_bytes=10_000, log=said.append)
+    store.ensure()
+    made = []
+    for i, size in enumerate((100, 100, 100, 6_000, 6_000)):
+        doc = {"incident": {"key": str(i)}, "window": {"complete": True}, "pad": "x" * size}
+        made.append(store.publish(f"2026010{i}T000000Z-node-evicted-pod{i}", doc, "text\n", None))
+    store.enforce(newest=made[4])
+    assert [p.name for p in store.published()] == [made[4].name]  # by count, then by the size cap
+    assert len(said) == 4 and all("dropped: the oldest" in line for line in said), said
+    assert all("--max-incidents 2" in line for line in said[:3]) and "--max-incidents-size 10000" in said[3]
+    assert [line.split()[1] for line in said] == [m.name for m in made[:4]]
+    store = IncidentStore(tmp_path, max_incidents=5, max_bytes=1_000, log=said.append)
+    store.enforce(newest=made[4])
+    assert [p.name for p in store.published()] == [made[4].name]  # alone over the cap: the newest is kept
+    assert "is never dropped" in said[-1] and (made[4] / REPORT_JSON).is_file()
