@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -38,8 +39,9 @@ needs the recent ticks only, and a watch of days must not fill the disk."""
 class Source(Protocol):
     root: Path
 
-    def following(self) -> None:
-        """The engine has opened the recording (a played sample then commits its first tick)."""
+    def following(self, after_tick: int | None = None) -> None:
+        """The engine has opened the recording, holding its ticks up to ``after_tick`` (a played sample then
+        commits its first tick)."""
 
     def finished(self) -> bool: ...
     def stop(self) -> None: ...
@@ -86,8 +88,10 @@ class FollowSource:
                 source=str(root),
             )
 
-    def following(self) -> None:
-        return None
+    def following(self, after_tick: int | None = None) -> None:
+        """Say where the watch starts (stderr): the ticks already written are the engine's starting state."""
+        start = "its start" if after_tick is None else f"tick {after_tick}"
+        print(f"evictlens watch: following {self.root} after {start}", file=sys.stderr, flush=True)
 
     def finished(self) -> bool:
         return writer_pid(self.root) is None
@@ -113,7 +117,7 @@ class SampleSource:
         self._following = threading.Event()
         self.player = player_of(self.root, self._following).start()
 
-    def following(self) -> None:
+    def following(self, after_tick: int | None = None) -> None:
         self._following.set()
 
     def finished(self) -> bool:
@@ -174,23 +178,15 @@ class ClusterSource:
         try:
             await client.refresh_credentials()
             try:
-                await client.get_json(
-                    "/version", deadline=time.monotonic() + self.opts.timeout * 3
-                )
+                await client.get_json("/version", deadline=time.monotonic() + self.opts.timeout * 3)
                 await client.get_json(
                     "/api/v1/nodes?limit=1",
                     deadline=time.monotonic() + self.opts.timeout * 3,
                 )
-            except (
-                RequestFailed
-            ) as exc:  # 401/403 are CredentialErrors of their own (exit 3)
+            except RequestFailed as exc:  # 401/403 are CredentialErrors of their own (exit 3)
                 if exc.refused_certificate is not None:
-                    raise CredentialError(
-                        exc.refused_certificate, source=client.server
-                    ) from None
-                raise InputError(
-                    f"no cluster reachable: {exc}", source=client.server
-                ) from None
+                    raise CredentialError(exc.refused_certificate, source=client.server) from None
+                raise InputError(f"no cluster reachable: {exc}", source=client.server) from None
         finally:
             await client.close()
 
@@ -200,7 +196,7 @@ class ClusterSource:
         self.recorder = Recorder(self.opts)
         self.task = asyncio.get_running_loop().create_task(self.recorder.run())
 
-    def following(self) -> None:
+    def following(self, after_tick: int | None = None) -> None:
         return None
 
     def finished(self) -> bool:

@@ -70,14 +70,10 @@ async def watch(
     changes = Changes()
     engine: Engine | None = None
     while True:
-        finished = (
-            source.finished()
-        )  # looked at before the poll: the last poll then sees the last tick
+        finished = source.finished()  # looked at before the poll: the last poll then sees the last tick
         if engine is None and (source.root / fmt.MANIFEST).exists():
-            engine = await asyncio.to_thread(
-                engine_factory, source.root, opts.warn_seconds
-            )
-            source.following()
+            engine = await asyncio.to_thread(engine_factory, source.root, opts.warn_seconds)
+            source.following(getattr(engine, "last_tick", None))
         if engine is not None:
             events = changes.keep(await asyncio.to_thread(engine.poll))
             counts.polls += 1
@@ -108,11 +104,7 @@ class Changes:
         out = []
         for e in sorted(events, key=lambda e: e.time_us):
             if e.kind == "next-to-go":
-                key = (
-                    (e.details.get("uid"), e.details.get("resource"))
-                    if e.details.get("uid")
-                    else None
-                )
+                key = (e.details.get("uid"), e.details.get("resource")) if e.details.get("uid") else None
                 if e.node in self._first and self._first[e.node] == key:
                     continue
                 self._first[e.node] = key
@@ -124,11 +116,7 @@ class Changes:
                     str(e.details.get("condition")),
                     self._conditions.get(e.node, ()),
                 )
-                now = (
-                    (*had, cond)
-                    if e.kind == "pressure-start"
-                    else tuple(c for c in had if c != cond)
-                )
+                now = (*had, cond) if e.kind == "pressure-start" else tuple(c for c in had if c != cond)
                 self._conditions[e.node] = now = tuple(sorted(set(now)))
                 e = replace(e, details={**e.details, "conditions": list(now)})
             out.append(e)

@@ -1,0 +1,79 @@
+"""``evictlens watch --sample jvm-spike``: the JSON lines of the played sample warn before the kubelet (or the
+kernel) acts, and the eviction arrives after the warning, flagged against what was predicted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from watch_support import lines_of, run_watch
+
+ADVISED = (
+    "--eviction-hard", "memory.available<10%",
+    "--eviction-soft", "memory.available<20%",
+    "--eviction-soft-grace-period", "memory.available=30s",
+)  # fmt: skip
+"""The advice jvm-spike's description gives: the kubelet evicts the JVM at 2:40, the kernel never acts."""
+
+
+def _first(lines: list[dict[str, Any]], kind: str) -> int:
+    return next(i for i, line in enumerate(lines) if line["kind"] == kind)
+
+
+def test_every_line_has_the_common_fields() -> None:
+    done = run_watch("--sample", "jvm-spike", "--speed", "100")
+    assert done.returncode == 0, done.stderr
+    lines = lines_of(done.stdout)
+    assert lines
+    for line in lines:
+        assert list(line)[:5] == ["v", "kind", "time", "node", "tick"] and line["v"] == 1
+        assert line["time"].startswith("2025-01-01T00:") and line["node"] == "worker-1"
+    times = [line["time"] for line in lines]
+    assert times == sorted(times), "lines come in time order"
+    first = lines[0]  # the player holds its first tick until the engine follows: tick 0 is seen
+    assert first == {**first, "kind": "next-to-go", "tick": 0}
+    assert first["next_to_go"]["pod"] == "web-6f8d9c7b4-x9vzt"
+
+
+def test_default_settings_warn_before_the_kernel_kill() -> None:
+    done = run_watch("--sample", "jvm-spike", "--speed", "100")
+    assert done.returncode == 0, done.stderr
+    lines = lines_of(done.stdout)
+    warning, kill = _first(lines, "warning"), _first(lines, "kernel-kill")
+    assert warning < kill and lines[warning]["time"] < lines[kill]["time"]
+    w = lines[warning]
+    assert w["signal"] in ("memory.available", "allocatableMemory.available") and w["threshold_kind"] == "hard"
+    assert 0 < w["seconds_to_threshold"] < 600 and w["method"].startswith("Theil–Sen slope")
+    assert w["next_to_go"]["pod"] == "orders-jvm-7d9c6b8f5-k2xqp"
+    kills = [line for line in lines if line["kind"] == "kernel-kill"]
+    assert {k["oom"] for k in kills} == {"SystemOOM", "OOMKilled"}
+    container = next(k for k in kills if k["oom"] == "OOMKilled")
+    assert container["pod"] == "orders-jvm-7d9c6b8f5-k2xqp" and container["was_next_to_go"] is True
+    assert not any(line["kind"] in ("real-eviction", "predicted-eviction") for line in lines)
+
+
+def test_advised_settings_warn_then_the_eviction_arrives_as_predicted() -> None:
+    done = run_watch("--sample", "jvm-spike", "--speed", "100", "--warn", "10m", *ADVISED)
+    assert done.returncode == 0, done.stderr
+    lines = lines_of(done.stdout)
+    warning, pressure = _first(lines, "warning"), _first(lines, "pressure-start")
+    predicted, real = _first(lines, "predicted-eviction"), _first(lines, "real-eviction")
+    assert warning < pressure < predicted < real
+    assert lines[pressure]["condition"] == "MemoryPressure" and lines[pressure]["conditions"] == ["MemoryPressure"]
+    assert lines[predicted]["time"] == "2025-01-01T00:02:40Z"
+    r = lines[real]
+    assert r["pod"] == "orders-jvm-7d9c6b8f5-k2xqp" and r["time"].startswith("2025-01-01T00:02:40")
+    assert r["predicted"] is True and r["message_matches"] is True and r["message_diff"] == ""
+    assert r["predicted_message"] == r["message"] == lines[predicted]["message"]
+    assert r["predicted_time"] == "2025-01-01T00:02:40Z"
+    assert not any(line["kind"] == "kernel-kill" for line in lines)
+
+
+def test_a_short_warn_warns_later() -> None:
+    """--warn is the horizon: with 1m only forecasts under a minute warn."""
+    wide = lines_of(run_watch("--sample", "jvm-spike", "--speed", "100", "--warn", "10m", *ADVISED).stdout)
+    narrow = lines_of(run_watch("--sample", "jvm-spike", "--speed", "100", "--warn", "1m", *ADVISED).stdout)
+    warned_wide = [line for line in wide if line["kind"] == "warning"]
+    warned_narrow = [line for line in narrow if line["kind"] == "warning"]
+    assert warned_narrow and len(warned_narrow) < len(warned_wide)
+    assert all(line["seconds_to_threshold"] < 60 for line in warned_narrow)
+    assert any(line["seconds_to_threshold"] >= 60 for line in warned_wide)
