@@ -495,11 +495,10 @@ def open_recording(path: str | Path, *, skip_bad: bool = False) -> Recording:
     """Open a recording; ``skip_bad`` reads around damaged parts and journal frames (see ``skipped``).
 
     A recording a live writer holds (``record`` still running) is read from a private snapshot up to
-    its last finished tick (:mod:`recordings.snapshot`), removed when the :class:`Recording` is
-    garbage collected; ``rec.root`` is then the snapshot and ``rec.live_root`` the directory given."""
-    import weakref
-
-    from .snapshot import is_live, take_snapshot
+    its last finished tick (:mod:`recordings.snapshot`), removed once the :class:`Recording` is garbage
+    collected and two newer snapshots were taken (a LazyFrame from ``open_recording(d).scan(...)`` outlives
+    its Recording), or at exit; ``rec.root`` is then the snapshot and ``rec.live_root`` the directory given."""
+    from .snapshot import is_live, keep_until_unused, take_snapshot
 
     root = Path(path)
     if not is_live(root):
@@ -510,5 +509,5 @@ def open_recording(path: str | Path, *, skip_bad: bool = False) -> Recording:
     except BaseException:
         fmt.remove_tree(snap.parent)
         raise
-    weakref.finalize(rec, fmt.remove_tree, snap.parent)
+    keep_until_unused(rec, snap.parent)
     return rec

@@ -14,11 +14,15 @@ refuse to start).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno
 import os
 import shutil
 import tempfile
+import threading
+import weakref
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,6 +33,46 @@ from . import format as fmt
 ATTEMPTS = 50
 """Snapshots retried when the writer changed the listing meanwhile (a fold is one rename and a few
 deletions, so two in a row are rare; fifty means a writer folding continuously)."""
+
+
+KEEP_RECENT = 2
+"""Snapshots of :func:`keep_until_unused` kept after their Recording is gone (see there)."""
+_recent: deque[Path] = deque()
+_dead: set[Path] = set()
+_guard = threading.Lock()
+
+
+def keep_until_unused(owner: object, snap: Path) -> None:
+    """Remove ``snap`` once ``owner`` (a Recording reading it) is garbage collected and ``KEEP_RECENT`` newer
+    snapshots were taken, or at exit. Not at once: ``open_recording(d).scan_ticks()`` returns a LazyFrame whose
+    files are opened only when it is collected, after its Recording is gone."""
+    with _guard:
+        _recent.append(snap)
+        while len(_recent) > KEEP_RECENT:
+            old = _recent.popleft()
+            if old in _dead:
+                _dead.discard(old)
+                fmt.remove_tree(old)
+    weakref.finalize(owner, _owner_gone, snap)
+
+
+def _owner_gone(snap: Path) -> None:
+    with _guard:
+        if snap in _recent:
+            _dead.add(snap)
+            return
+    fmt.remove_tree(snap)
+
+
+def _remove_all() -> None:
+    with _guard:
+        for snap in list(_recent) + list(_dead):
+            fmt.remove_tree(snap)
+        _recent.clear()
+        _dead.clear()
+
+
+atexit.register(_remove_all)
 
 
 class _Changed(Exception):

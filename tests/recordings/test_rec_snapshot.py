@@ -57,9 +57,14 @@ def test_open_recording_on_a_live_directory_reads_a_snapshot_up_to_the_last_fini
     assert rec.notes == ["live recording (its recorder is writing it): read a snapshot up to the last finished tick 6"]
     assert not (rec.root / fmt.LOCK).exists()
     snap = rec.root.parent
+    assert _numbers(open_recording(root)) == list(range(7))  # a LazyFrame outlives its Recording: still readable
     del rec
     gc.collect()
-    assert not snap.exists()  # removed with the Recording
+    assert snap.exists()  # one of the two newest: kept while a LazyFrame may still read it
+    for _ in range(snapshot.KEEP_RECENT):
+        open_recording(root)
+    gc.collect()
+    assert not snap.exists()  # its Recording gone and two newer snapshots taken: removed
     w.close()
 
 
