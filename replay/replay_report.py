@@ -164,7 +164,8 @@ def map_order_note(e: Eviction) -> str:
     return (
         f"one of {n} decisions the real kubelet could have made at this pass: it could as well have acted on "
         f"{', '.join(e.map_order_alternatives)} (Go map order: helpers.go thresholdsMetGracePeriod; byEvictionPriority "
-        f"orders only memory first), with another message or ranking; the replay takes the configured order"
+        f"orders only memory first), with another outcome (node-level reclaim first or not, the message's threshold "
+        "sentence, the ranking or the starved resource); the replay takes the configured order"
     )
 
 

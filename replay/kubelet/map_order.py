@@ -88,6 +88,7 @@ def describe_alternatives(chosen: Threshold, alternatives: Sequence[Threshold]) 
     return (
         f"acted on {chosen.describe()}; a kubelet could as well have acted on {others} "
         "(helpers.go thresholdsMetGracePeriod walks a Go map and byEvictionPriority orders only memory first), "
-        "with another node-level reclaim, ranking or threshold sentence: this decision is one of "
+        "with another outcome (node-level reclaim first or not, the message's threshold sentence, the ranking or "
+        "the starved resource): this decision is one of "
         f"{len(alternatives) + 1} the real kubelet could have made"
     )
