@@ -8,7 +8,9 @@ Ports, on plain Pod manifests (both the scenario generator and the replay read t
   ``restartPolicy: Always``) is scored by the smaller of its own request and the regular containers' smallest
   (a missing request counting as 200Mi), plus 1 when its own request is not below that: at least the regular
   containers' highest adjustment, so it goes first (PR #128029, in v1.32.0; KEP-753; behind ``SidecarContainers``, on by
-  default since 1.29). The pod-level-resources form of the
+  default since 1.29). Before 1.32 a sidecar is scored by its own request like any container, which is also what
+  a 1.26/1.27 kubelet does with it (no container ``restartPolicy`` in those API types: a plain init container;
+  issue 29, docs/version-table.md). The pod-level-resources form of the
   formula (``PodLevelResources`` with ``spec.resources.requests`` set) is not ported: such pods use their
   container requests here.
 * ``oom_badness``: mm/oom_kill.c — ``points = rss pages (+ swap + page tables) + adj · (totalpages / 1000)``,

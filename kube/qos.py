@@ -1,5 +1,9 @@
 """Pod QoS class: pkg/apis/core/v1/helper/qos/qos.go (``ComputePodQOS``), on requests/limits maps — the one
-rule for the port (replay/kubelet/qos.py, parsed Pods) and the scenarios' kernel (kube/oom.py, manifests)."""
+rule for the port (replay/kubelet/qos.py, parsed Pods) and the scenarios' kernel (kube/oom.py, manifests).
+
+Every regular and init container counts, whatever its ``restartPolicy``: a sidecar is one more init container here,
+so the class is the same on a 1.26/1.27 kubelet (no container ``restartPolicy`` in its API types) as from 1.28 on
+(issue 29; docs/version-table.md) — nothing to switch by version."""
 
 from __future__ import annotations
 

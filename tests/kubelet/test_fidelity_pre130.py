@@ -89,3 +89,19 @@ def test_reclaim_funcs_without_containerfs_entries(image_fs: bool, split: bool) 
     source = "nodefs.inodesFree" if split or not image_fs else "imagefs.inodesFree"
     assert newer["containerfs.inodesFree"] == newer[source]
     assert set(newer["nodefs.available"]) <= {CONTAINER_GC, IMAGE_GC}
+
+
+def test_oom_score_adj_and_qos_of_a_sidecar_need_no_switch_before_1_32() -> None:
+    """kube/oom.py: before 1.32 (and so on 1.26/1.27, where it is a plain init container) a sidecar is scored by
+    its own request; kube/qos.py counts it as any init container at every version."""
+    from kube.oom import container_oom_score_adjust, pod_qos_class
+
+    sidecar = {"name": "proxy", "restartPolicy": "Always", "resources": {"requests": {"memory": "100Mi"}}}
+    app = {"name": "app", "resources": {"requests": {"memory": "1Gi"}, "limits": {"memory": "2Gi"}}}
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [app], "initContainers": [sidecar]}}
+    capacity = 8 << 30
+    own = 1000 - (1000 * (100 << 20)) // capacity
+    for minor in (26, 27, 28, 31):
+        assert container_oom_score_adjust(pod, sidecar, capacity, minor=minor) == own
+    assert container_oom_score_adjust(pod, sidecar, capacity, minor=32) == own + 1  # PR #128029: min(own, app) + 1
+    assert pod_qos_class(pod) == "Burstable"
