@@ -5,14 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests_live_advice import ADVISED
 from watch_support import lines_of, run_watch
-
-ADVISED = (
-    "--eviction-hard", "memory.available<10%",
-    "--eviction-soft", "memory.available<20%",
-    "--eviction-soft-grace-period", "memory.available=30s",
-)  # fmt: skip
-"""The advice jvm-spike's description gives: the kubelet evicts the JVM at 2:40, the kernel never acts."""
 
 
 def _first(lines: list[dict[str, Any]], kind: str) -> int:
