@@ -197,12 +197,13 @@ class FlightRecorder:
         fmt.make_private_dir(work)
         try:
             with _snapshot(self.root) as snap:
-                last = _last_tick_us(open_recording(snap), inc.node)
+                live = open_recording(snap)  # checks every part's checksums: once per incident
+                last = _last_tick_us(live, inc.node)
                 note = (
                     f"an incident's window (flight recorder): {inc.node} from {stamp(start)} to "
                     f"{stamp(min(until, last or until))}, cut from {self.root.name}"
                 )
-                ticks = cut_window(open_recording(snap), work / "window", inc.node, start, until, note=note)
+                ticks = cut_window(live, work / "window", inc.node, start, until, note=note)
             doc: dict[str, Any] = {"format": SCHEMA, "schema_version": SCHEMA_VERSION}
             doc["incident"] = inc.to_json() | {"who": inc.who}
             complete = last is not None and last >= until

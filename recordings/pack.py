@@ -33,6 +33,8 @@ from .reader import open_recording
 
 SUFFIX = ".evictlens.tar"
 INDEX = "pack-index.json"
+INCIDENTS = "incidents"
+"""Where ``evictlens record`` keeps its incidents inside the recording directory (flight/store.py)."""
 PACK_FORMAT = "evictlens-pack"
 
 
@@ -76,13 +78,18 @@ def _members(src: Path) -> list[tuple[Path, str]]:
     Never follows a link: a symbolic link anywhere below the recording (a linked ``parts/``,
     a linked Parquet file) is refused in one line that names the link, not its target — a pack
     travels in bug reports, and packing through a link could take in files from elsewhere (or,
-    as ``rglob`` did, silently leave a linked ``parts/`` out). Work files (``*.tmp``) and the
-    writer's lock file are left out.
+    as ``rglob`` did, silently leave a linked ``parts/`` out). Work files (``*.tmp``), the
+    writer's lock file and the flight recorder's ``incidents/`` (each incident already a pack of its
+    own, FORMAT.md §1) are left out.
     """
     found: list[tuple[Path, str]] = []
     for dirpath, dirnames, filenames in os.walk(src):  # followlinks=False: a linked dir is listed, not entered
         here = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if not d.endswith(".tmp") or (here / d).is_symlink())
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if (not d.endswith(".tmp") and not (here == src and d == INCIDENTS)) or (here / d).is_symlink()
+        )
         for name in sorted(dirnames) + sorted(filenames):
             path = here / name
             rel = path.relative_to(src).as_posix()

@@ -246,3 +246,13 @@ def test_the_webhook_got_each_report_after_a_500_and_no_secret_anywhere(flown: F
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def test_packing_the_recording_leaves_the_incidents_out(flown: Flown, tmp_path: Path) -> None:
+    import tarfile
+
+    res = run_evictlens("pack", str(flown.out), "-o", str(tmp_path / "rec.evictlens.tar"))
+    assert res.returncode == 0, res.stderr
+    with tarfile.open(tmp_path / "rec.evictlens.tar") as tar:
+        names = tar.getnames()
+    assert "manifest.json" in names and not [n for n in names if n.startswith("incidents")]
