@@ -80,6 +80,7 @@ class FlightRecorder:
         self._jobs: queue.Queue[_Job | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._webhook_failures: Any = None
+        self._failed_incidents: Any = None
         if opts.webhook:
             from .webhook import WebhookPoster
 
@@ -90,9 +91,16 @@ class FlightRecorder:
         """The recorder's metrics (``--listen``): incidents by kind, the last incident's time, webhook failures."""
         self.metrics = metrics
         registry = getattr(metrics, "registry", None)
-        if registry is not None and self.webhook is not None:
-            from prometheus_client import Counter
+        if registry is None:
+            return
+        from prometheus_client import Counter
 
+        self._failed_incidents = Counter(
+            "evictlens_recorder_incident_failures",
+            "Incidents that could not be made (said in the log; the recording keeps the event).",
+            registry=registry,
+        )
+        if self.webhook is not None:
             self._webhook_failures = Counter(
                 "evictlens_recorder_webhook_failures",
                 "Incident reports the webhook did not accept after every retry (the incidents stay on disk).",
@@ -177,6 +185,8 @@ class FlightRecorder:
                 self._make(job)
             except Exception as exc:
                 self.failures += 1
+                if self._failed_incidents is not None:
+                    self._failed_incidents.inc()
                 text = exc.one_line() if hasattr(exc, "one_line") else f"{type(exc).__name__}: {exc}"
                 self.log(f"incident {job.incident.name} could not be made: {text}")
 

@@ -64,6 +64,8 @@ def test_an_unreachable_webhook_is_logged_and_loses_nothing(tmp_path: Path) -> N
                 "10s,0s",
                 "--webhook",
                 f"http://u:{secret}@127.0.0.1:{port}/hook?token={secret}",
+                "--listen",
+                "127.0.0.1:0",
             ]
         )
         err = StderrLines(proc)
@@ -72,6 +74,7 @@ def test_an_unreachable_webhook_is_logged_and_loses_nothing(tmp_path: Path) -> N
             server.control("oom_kill", {"node": "node-000", "pod": 0})
             wait_for(lambda: bool(incidents(out, "oomkilled")), 120, "the OOM kill's incident")
             wait_for(lambda: err.has("not delivered after 5 attempts"), 120, "the webhook's failure said")
+            metrics = _scrape(err.lines)
             ticks = committed_ticks(out)
             wait_for(lambda: committed_ticks(out) >= ticks + 2, 90, "the recording going on")
             proc.send_signal(signal.SIGTERM)
@@ -87,8 +90,23 @@ def test_an_unreachable_webhook_is_logged_and_loses_nothing(tmp_path: Path) -> N
     assert sum("not delivered" in line for line in text.splitlines()) == 1, text
     (path,) = incidents(out, "oomkilled")
     assert report(path)["window"]["complete"] is True  # no after-window: complete at once
+    assert 'evictlens_recorder_incidents_total{kind="oom_killed"} 1.0' in metrics
+    assert "evictlens_recorder_webhook_failures_total 1.0" in metrics
+    assert "evictlens_recorder_incident_failures_total 0.0" in metrics
+    (stamp,) = [line for line in metrics.splitlines() if line.startswith("evictlens_recorder_last_incident_timestamp")]
+    assert float(stamp.split()[-1]) > 0
     info = run_evictlens("info", str(out))
     assert info.returncode == 0 and "finalized" in info.stdout, info.stderr
+
+
+def _scrape(lines: list[str]) -> str:
+    """GET /metrics from the address the recorder said it listens on."""
+    import urllib.request
+
+    (said,) = [line for line in lines if "/metrics, /healthz, /readyz on" in line]
+    address = said.split(" on ", 1)[1].strip()
+    with urllib.request.urlopen(f"http://{address}/metrics", timeout=30) as resp:
+        return str(resp.read().decode())
 
 
 def test_retention_drops_the_oldest_incidents_first_and_says_so(tmp_path: Path) -> None:
