@@ -1,0 +1,82 @@
+"""An incident's explanation on recordings whose outcome is known: the bundled jvm-spike scenario (memory runs out
+between two passes, the kernel kills the JVM, no eviction) and the sidecar-stress sample (one eviction). The
+window is cut as the recorder cuts it, and the report is the engine's: the kernel's side, the smallest change
+derived from the recorded signal and checked by a replay, the real message against the predicted one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flight.explain import explain_incident
+from flight.incident import Incident, from_evictions, from_kills
+from flight.report_text import render
+from flight.window import cut_window
+from recordings.reader import Recording, open_recording, to_micros
+from replay.cli import main
+
+MI = 1024 * 1024
+
+
+def _window(rec: Recording, inc: Incident, dest: Path) -> Recording:
+    assert cut_window(rec, dest, inc.node, inc.time - 1800 * 10**6, inc.time + 60 * 10**6, note="test window") > 0
+    return open_recording(dest)
+
+
+def _rows(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+    return [
+        {**r, "observed": to_micros(r["observed"]), "time": to_micros(r["time"]) if r["time"] else None}  # type: ignore[arg-type]
+        for r in rows
+    ]
+
+
+@pytest.mark.parametrize("kind", ["OOMKilled", "SystemOOM"])
+def test_a_kill_between_two_passes_gets_the_threshold_that_evicts_before_it(
+    jvm_spike_rec: Path, tmp_path: Path, kind: str
+) -> None:
+    rec = open_recording(jvm_spike_rec)
+    (inc,) = [i for i in from_kills(_rows(rec.kernel_events())) if i.kind == kind]
+    doc = explain_incident(_window(rec, inc, tmp_path / "w"), inc, window=(inc.time, inc.time))
+    kernel = doc["kernel"]
+    assert kernel["cause"].startswith("node:")
+    (race,) = kernel["memory_ran_out_between_passes"]
+    last = kernel["passes_before"][-1]
+    assert race["from"] == last["time"] and race["kills_between"] == 1
+    change = doc["smallest_change"]
+    needed = last["available"] // MI + 1
+    assert change["setting"].endswith(f"memory.available<{needed}Mi'")
+    assert needed * MI > last["available"] >= (needed - 1) * MI  # the smallest whole Mi the last pass is below
+    assert "before the kill" in change["engine_check"] and "evicts shop/orders-jvm" in change["engine_check"]
+    assert "frees enough memory" in change["holds"]
+    if kind == "OOMKilled":
+        assert "(the pod the kernel killed)" in change["engine_check"]
+        assert kernel["qos"] == "Burstable" and 3 <= kernel["oom_score_adj"] <= 999
+        assert "GetContainerOOMScoreAdjust as kubelet 1.33" in kernel["oom_score_adj_rule"]
+    else:
+        assert kernel["victim"] == "java" and kernel["oom_score_adj"] is None
+    assert doc["explanation"]["node"] == "worker-1"
+    text = render(
+        {
+            **doc,
+            "incident": inc.to_json() | {"who": inc.who},
+            "path": "p",
+            "pack": "p",
+            "window": {"from": "a", "to": "b", "until": "b", "complete": True},
+        }
+    )
+    assert "smallest setting change:" in text and f"memory.available<{needed}Mi" in text
+
+
+def test_an_eviction_is_predicted_with_its_message_and_the_threshold_that_would_not_evict(tmp_path: Path) -> None:
+    out = tmp_path / "rec"
+    assert main(["scenario", "--sample", "sidecar-stress", "-o", str(out)]) == 0
+    rec = open_recording(out)
+    (inc,) = from_evictions(_rows(rec.evictions()))
+    doc = explain_incident(_window(rec, inc, tmp_path / "w"), inc, window=(inc.time, inc.time))
+    assert doc["same_message"] is True and doc["predicted"]["message"] == inc.message == doc["real_message"]
+    assert doc["ranking"][0]["decided_by"] == "evicted"
+    observed = doc["predicted"]["observed_available"]
+    change = doc["smallest_change"]
+    assert change["setting"].endswith(f"memory.available<{observed // MI}Mi'")
+    assert "does not evict default/alloc-sidecars" in change["engine_check"]
