@@ -72,8 +72,12 @@ def test_an_unreachable_webhook_is_logged_and_loses_nothing(tmp_path: Path) -> N
         try:
             wait_for(lambda: committed_ticks(out) >= 2, 90, "two ticks")
             server.control("oom_kill", {"node": "node-000", "pod": 0})
+            server.control("system_oom", {"node": "node-000", "victim": "java", "pid": 4242})
             wait_for(lambda: bool(incidents(out, "oomkilled")), 120, "the OOM kill's incident")
-            wait_for(lambda: err.has("not delivered after 5 attempts"), 120, "the webhook's failure said")
+            wait_for(lambda: bool(incidents(out, "systemoom")), 120, "the SystemOOM's incident")
+            wait_for(
+                lambda: sum("not delivered after 5 attempts" in x for x in err.lines) == 2, 120, "both failures said"
+            )
             metrics = _scrape(err.lines)
             ticks = committed_ticks(out)
             wait_for(lambda: committed_ticks(out) >= ticks + 2, 90, "the recording going on")
@@ -87,11 +91,17 @@ def test_an_unreachable_webhook_is_logged_and_loses_nothing(tmp_path: Path) -> N
     assert proc.returncode == 0, text
     assert secret not in text
     assert f"webhook http://127.0.0.1:{port}/hook cannot be reached now" in text
-    assert sum("not delivered" in line for line in text.splitlines()) == 1, text
+    assert sum("not delivered" in line for line in text.splitlines()) == 2, text  # one per incident
+    (system,) = incidents(out, "systemoom")
+    doc = report(system)
+    assert doc["kernel"]["victim"] == "java" and doc["kernel"]["pid"] == 4242
+    assert doc["kernel"]["cause"].startswith("node: the kernel's global OOM killer")
+    assert system.name.endswith("-node-000-systemoom-java")
     (path,) = incidents(out, "oomkilled")
     assert report(path)["window"]["complete"] is True  # no after-window: complete at once
     assert 'evictlens_recorder_incidents_total{kind="oom_killed"} 1.0' in metrics
-    assert "evictlens_recorder_webhook_failures_total 1.0" in metrics
+    assert 'evictlens_recorder_incidents_total{kind="system_oom"} 1.0' in metrics
+    assert "evictlens_recorder_webhook_failures_total 2.0" in metrics
     assert "evictlens_recorder_incident_failures_total 0.0" in metrics
     (stamp,) = [line for line in metrics.splitlines() if line.startswith("evictlens_recorder_last_incident_timestamp")]
     assert float(stamp.split()[-1]) > 0

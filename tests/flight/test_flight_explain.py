@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 
 from flight.explain import explain_incident
@@ -80,3 +81,37 @@ def test_an_eviction_is_predicted_with_its_message_and_the_threshold_that_would_
     change = doc["smallest_change"]
     assert change["setting"].endswith(f"memory.available<{observed // MI}Mi'")
     assert "does not evict default/alloc-sidecars" in change["engine_check"]
+
+
+def test_an_after_window_left_open_is_finished_by_the_next_start_and_said_at_stop(tmp_path: Path) -> None:
+    """The recorder killed before an incident's after-window ended: the next start reads report.json
+    (window.complete false) and makes it again; a stop before the window ends finishes it with what there is."""
+    from flight.recorder import FlightOptions, FlightRecorder
+    from flight.store import PACK
+    from recordings.recorder.hooks import StoredTick
+
+    root = tmp_path / "rec"
+    assert main(["scenario", "--sample", "sidecar-stress", "-o", str(root)]) == 0
+    rows = _rows(open_recording(root).evictions())
+    said: list[str] = []
+    opts = FlightOptions(before_s=60, after_s=600, max_incidents=10, max_bytes=1 << 30)
+    first = FlightRecorder(root, opts, log=said.append)
+    (inc,) = from_evictions(rows)
+    first.tick_stored(StoredTick(root, 4, inc.time, tuple(rows), ()))
+    first._jobs.put(None)  # as if killed once the incident is out: no stop, the after-window still open
+    assert first._thread is not None
+    first._thread.join(120)
+    (path,) = first.store.published()
+    doc = orjson.loads((path / "report.json").read_bytes())
+    assert doc["window"]["complete"] is False and (path / PACK).is_file()
+    assert sum("incident Evicted default/alloc-sidecars" in line for line in said) == 1
+
+    again = FlightRecorder(root, opts, log=said.append)
+    again.tick_stored(StoredTick(root, 5, inc.time + 1, tuple(rows), ()))  # the same rows: no second incident
+    assert list(again.pending) == [path.name]
+    again.stopped()
+    assert [p.name for p in again.store.published()] == [path.name]
+    doc = orjson.loads((path / "report.json").read_bytes())
+    assert doc["window"]["complete"] is False and "stopped before the after-window ended" in doc["window"]["note"]
+    assert doc["first_published"] <= doc["generated"] and doc["same_message"] is True
+    assert sum("incident Evicted" in line for line in said) == 1, said
