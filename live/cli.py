@@ -40,22 +40,12 @@ def run_watch(args: argparse.Namespace) -> int:
         return 0
     warn = parse_duration_seconds(args.warn, flag="--warn")
     poll = parse_duration_seconds(args.poll, flag="--poll")
-    cluster = [
-        f"--{f.replace('_', '-')}"
-        for f in _CLUSTER_FLAGS
-        if getattr(args, f) not in (None, False)
-    ]
-    sample_only = [
-        f"--{f}"
-        for f in _scenario_flag_names()
-        if getattr(args, f.replace("-", "_")) is not None
-    ]
+    cluster = [f"--{f.replace('_', '-')}" for f in _CLUSTER_FLAGS if getattr(args, f) not in (None, False)]
+    sample_only = [f"--{f}" for f in _scenario_flag_names() if getattr(args, f.replace("-", "_")) is not None]
     if args.speed is not None:
         sample_only.insert(0, "--speed")
     if args.recording and args.sample:
-        raise InputError(
-            "give a recording REC or --sample NAME, not both", field="--sample"
-        )
+        raise InputError("give a recording REC or --sample NAME, not both", field="--sample")
     if (args.recording or args.sample) and cluster:
         raise InputError(
             f"{cluster[0]} is for a live cluster; not with a recording or --sample",
@@ -145,9 +135,7 @@ def _player_factory(args: argparse.Namespace) -> Any:
 
     speed = parse_speed(args.speed or "10")
     flags = kubelet_flags(args)
-    scenario = load_sample(
-        args.sample, kubelet_version=args.kubelet_version, kubelet_flags=flags
-    )
+    scenario = load_sample(args.sample, kubelet_version=args.kubelet_version, kubelet_flags=flags)
     return lambda out, hold: ScenarioPlayer(
         scenario,
         out,
@@ -229,9 +217,7 @@ def add_parser(sub: Any) -> None:
             help="with --sample: replaces its field in every node's kubelet, as with scenario",
         )
     live = p.add_argument_group("live cluster (as evictlens record)")
-    live.add_argument(
-        "--kubeconfig", metavar="FILE", help="kubeconfig file, as with kubectl"
-    )
+    live.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig file, as with kubectl")
     live.add_argument(
         "--context",
         metavar="NAME",
@@ -242,9 +228,7 @@ def add_parser(sub: Any) -> None:
         metavar="SELECTOR",
         help="label selector choosing the nodes, e.g. pool=batch",
     )
-    live.add_argument(
-        "--interval", metavar="DURATION", help="time between ticks (default 10s)"
-    )
+    live.add_argument("--interval", metavar="DURATION", help="time between ticks (default 10s)")
     live.add_argument(
         "--duration",
         metavar="DURATION",
@@ -255,9 +239,7 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="talk to each kubelet's port 10250 (see --print-rbac)",
     )
-    live.add_argument(
-        "--kubelet-port", type=int, metavar="PORT", help="override the kubelet port"
-    )
+    live.add_argument("--kubelet-port", type=int, metavar="PORT", help="override the kubelet port")
     live.add_argument(
         "--kubelet-ca",
         metavar="FILE",
@@ -269,12 +251,8 @@ def add_parser(sub: Any) -> None:
         metavar="N",
         help="parallel summary requests (default 32)",
     )
-    live.add_argument(
-        "--timeout", metavar="DURATION", help="per-request timeout (default 5s)"
-    )
-    live.add_argument(
-        "--http1", action="store_true", help="HTTP/1.1 even where HTTP/2 is offered"
-    )
+    live.add_argument("--timeout", metavar="DURATION", help="per-request timeout (default 5s)")
+    live.add_argument("--http1", action="store_true", help="HTTP/1.1 even where HTTP/2 is offered")
     live.add_argument(
         "--print-rbac",
         action="store_true",

@@ -46,9 +46,7 @@ from kube.signals import (
 from .model import LiveEvent, NodeNow
 
 PREFIX = "evictlens_live"
-COUNT_SIGNALS = frozenset(
-    {NODEFS_INODES_FREE, IMAGEFS_INODES_FREE, "containerfs.inodesFree", PID_AVAILABLE}
-)
+COUNT_SIGNALS = frozenset({NODEFS_INODES_FREE, IMAGEFS_INODES_FREE, "containerfs.inodesFree", PID_AVAILABLE})
 """Signals measured in a count (inodes, processes); every other signal is bytes."""
 
 
@@ -64,9 +62,7 @@ class LiveCollector(Collector):
         self._nodes: Mapping[str, NodeNow] = {}
         self._events: dict[tuple[str, str], int] = {}
 
-    def update(
-        self, nodes: Mapping[str, NodeNow], events: Sequence[LiveEvent] = ()
-    ) -> None:
+    def update(self, nodes: Mapping[str, NodeNow], events: Sequence[LiveEvent] = ()) -> None:
         counts = dict(self._events)
         for e in events:
             counts[(e.node, e.kind)] = counts.get((e.node, e.kind), 0) + 1
@@ -127,9 +123,7 @@ class LiveCollector(Collector):
             for signal, value in sorted(now.signals.items()):
                 observed[_unit(signal)].add_metric([name, signal], float(value))
             for f in now.forecasts:
-                threshold[_unit(f.signal)].add_metric(
-                    [name, f.signal, f.threshold_kind], float(f.threshold)
-                )
+                threshold[_unit(f.signal)].add_metric([name, f.signal, f.threshold_kind], float(f.threshold))
                 if f.seconds_to_threshold is not None:
                     seconds.add_metric(
                         [name, f.signal, f.threshold_kind],
@@ -148,9 +142,7 @@ class LiveCollector(Collector):
                 )
             stale.add_metric([name], 1.0 if now.stale else 0.0)
             for cond in PRESSURE_CONDITIONS:
-                condition.add_metric(
-                    [name, cond], 1.0 if cond in now.conditions else 0.0
-                )
+                condition.add_metric([name, cond], 1.0 if cond in now.conditions else 0.0)
             last.add_metric([name], now.time_us / 1e6)
         for (node, kind), n in sorted(events.items()):
             counted.add_metric([node, kind], float(n))
@@ -179,13 +171,9 @@ class MetricsServer:
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(collector)
         try:
-            self._server, self._thread = start_http_server(
-                port, host or "0.0.0.0", registry=self.registry
-            )
+            self._server, self._thread = start_http_server(port, host or "0.0.0.0", registry=self.registry)
         except OSError as exc:
-            raise InputError(
-                f"cannot listen on {addr}: {exc.strerror or exc}", field="--listen"
-            ) from None
+            raise InputError(f"cannot listen on {addr}: {exc.strerror or exc}", field="--listen") from None
 
     @property
     def port(self) -> int:

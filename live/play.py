@@ -63,9 +63,7 @@ class Pacer:
 
     speed: float
     clock: Callable[[], float] = time.monotonic
-    wait: Callable[[float], bool] = field(
-        default_factory=lambda: threading.Event().wait
-    )
+    wait: Callable[[float], bool] = field(default_factory=lambda: threading.Event().wait)
     start: float | None = None
     first_us: int | None = None
     committed: list[tuple[int, float]] = field(default_factory=list)
@@ -119,9 +117,7 @@ class ScenarioPlayer:
             kubelet_version,
             feature_gates,
         )
-        self._thread = threading.Thread(
-            target=self._run, name="evictlens-play", daemon=True
-        )
+        self._thread = threading.Thread(target=self._run, name="evictlens-play", daemon=True)
         self.outcome: ScenarioOutcome | None = None
         self.error: BaseException | None = None
         self._done = threading.Event()
@@ -154,9 +150,7 @@ class ScenarioPlayer:
                 kubelet_version=self._version,
                 pace=self._pace,
             )
-        except (
-            BaseException
-        ) as exc:  # the follower reports it; a thread has no one else to tell
+        except BaseException as exc:  # the follower reports it; a thread has no one else to tell
             self.error = exc
         finally:
             self._done.set()
@@ -187,16 +181,10 @@ class ScenarioPlayer:
         return len(self.pacer.committed)
 
 
-def load_sample(
-    name: str, *, kubelet_version: str | None = None, kubelet_flags: Sequence[str] = ()
-) -> Scenario:
+def load_sample(name: str, *, kubelet_version: str | None = None, kubelet_flags: Sequence[str] = ()) -> Scenario:
     """A bundled scenario (``evictlens scenario --list``) or a scenario file, with ``scenario``'s overrides."""
     from recordings.scenarios import bundled_names, load_bundled, load_scenario
 
     if name in bundled_names() or not Path(name).suffix:
-        return load_bundled(
-            name, kubelet_version=kubelet_version, kubelet_flags=kubelet_flags
-        )
-    return load_scenario(
-        name, kubelet_version=kubelet_version, kubelet_flags=kubelet_flags
-    )
+        return load_bundled(name, kubelet_version=kubelet_version, kubelet_flags=kubelet_flags)
+    return load_scenario(name, kubelet_version=kubelet_version, kubelet_flags=kubelet_flags)
