@@ -86,13 +86,15 @@ async def _run(args: argparse.Namespace, opts: Any) -> int:
     )
     from .watch import install_stop, watch
 
+    stop = asyncio.Event()
+    started: list[Source] = []
+    install_stop(stop, started)  # first: a signal during start-up still ends the watch with its clean-up
     collector = LiveCollector()
     server = MetricsServer(args.listen, collector) if args.listen else None
     source: Source
     try:
         if args.recording:
-            root = Path(args.recording)
-            source = FollowSource(root)
+            source = FollowSource(Path(args.recording))
         elif args.sample:
             source = SampleSource(_player_factory(args))
         else:
@@ -102,19 +104,16 @@ async def _run(args: argparse.Namespace, opts: Any) -> int:
             except BaseException:
                 cluster.close()
                 raise
-            cluster.start()
+            if stop.is_set():
+                cluster.close()
+                return 0
+            cluster.start()  # record's recorder puts its own signal handlers in place: a signal finalizes it
             source = cluster
+            stop = asyncio.Event()  # ... and the watch reads the recording to its end
+        started.append(source)
         if server is not None:
-            print(
-                f"evictlens watch: serving /metrics on port {server.port}",
-                file=sys.stderr,
-                flush=True,
-            )
+            print(f"evictlens watch: serving /metrics on port {server.port}", file=sys.stderr, flush=True)
         try:
-            stop = asyncio.Event()
-            install_stop(stop, source)
-            if isinstance(source, ClusterSource):
-                stop = asyncio.Event()  # a signal stops the recorder, which finalizes; the watch reads it to its end
             await watch(source, opts, sys.stdout.buffer, collector=collector, stop=stop)
             if isinstance(source, SampleSource) and source.error() is not None:
                 raise source.error()  # type: ignore[misc]

@@ -123,13 +123,15 @@ class Changes:
         return out
 
 
-def install_stop(stop: asyncio.Event, source: Source) -> None:
-    """Ctrl-C, SIGTERM, SIGHUP: stop following (a cluster's recorder puts its own in place and finalizes)."""
+def install_stop(stop: asyncio.Event, sources: list[Source]) -> None:
+    """Ctrl-C, SIGTERM, SIGHUP: stop following and stop the source started by then (a cluster's recorder puts its
+    own handlers in place and finalizes)."""
     loop = asyncio.get_running_loop()
 
     def on_signal() -> None:
         stop.set()
-        source.stop()
+        for source in sources:
+            source.stop()
 
     for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, on_signal)
