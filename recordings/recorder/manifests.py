@@ -44,6 +44,7 @@ NODE_RESOURCES = {
 }
 CLUSTER_RETAIN, NODE_RETAIN = "24h", "6h"
 CLUSTER_VOLUME, NODE_VOLUME = "20Gi", "1536Mi"
+NODE_INCIDENTS = "512Mi"  # flight/cli.py's --max-incidents-size (1Gi by default) on the node's emptyDir
 
 
 def default_image() -> str:
@@ -73,7 +74,8 @@ class Deploy:
 def recorder_args(d: Deploy) -> list[str]:
     """The container's args: what follows ``evictlens record`` (and the image's default CMD)."""
     if d.per_node:
-        access = ["--kubelet-direct", "--node", "$(NODE_NAME)"]
+        # The incidents kept on the node share its emptyDir with the window: cap them well below its size.
+        access = ["--kubelet-direct", "--node", "$(NODE_NAME)", "--max-incidents-size", NODE_INCIDENTS]
         retain = NODE_RETAIN
     else:
         access = ["--kubelet-direct"] if d.kubelet_direct else []
