@@ -177,20 +177,52 @@ class FlightRecorder:
 
     # -- the worker thread --------------------------------------------------------------------
     def _work(self) -> None:
+        """Take what is queued as one batch: one snapshot (and one check of its parts' checksums) serves every
+        incident queued meanwhile (a burst of evictions in one tick costs one snapshot, not one each)."""
         while True:
             job = self._jobs.get()
             if job is None:
                 return
-            try:
-                self._make(job)
-            except Exception as exc:
-                self.failures += 1
-                if self._failed_incidents is not None:
-                    self._failed_incidents.inc()
-                text = exc.one_line() if hasattr(exc, "one_line") else f"{type(exc).__name__}: {exc}"
-                self.log(f"incident {job.incident.name} could not be made: {text}")
+            batch, stop = [job], False
+            while not stop:
+                try:
+                    more = self._jobs.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    stop = True
+                else:
+                    batch.append(more)
+            self._batch(batch)
+            if stop:
+                return
 
-    def _make(self, job: _Job) -> None:
+    def _failed(self, job: _Job, exc: BaseException) -> None:
+        self.failures += 1
+        if self._failed_incidents is not None:
+            self._failed_incidents.inc()
+        text = exc.one_line() if hasattr(exc, "one_line") else f"{type(exc).__name__}: {exc}"
+        self.log(f"incident {job.incident.name} could not be made: {text}")
+
+    def _batch(self, jobs: list[_Job]) -> None:
+        from recordings.reader import open_recording
+
+        jobs = [j for j in jobs if not j.repack or (self.store.dir / j.incident.name).is_dir()]  # else dropped
+        if not jobs:
+            return
+        try:
+            with _snapshot(self.root) as snap:
+                live = open_recording(snap)  # checks every part's checksums: once per batch
+                for job in jobs:
+                    try:
+                        self._make(job, live)
+                    except Exception as exc:
+                        self._failed(job, exc)
+        except Exception as exc:  # the snapshot itself
+            for job in jobs:
+                self._failed(job, exc)
+
+    def _make(self, job: _Job, live: Any) -> None:
         from recordings.reader import open_recording
 
         from .explain import explain_incident
@@ -198,22 +230,18 @@ class FlightRecorder:
         from .window import cut_window
 
         inc = job.incident
-        if job.repack and not (self.store.dir / inc.name).is_dir():
-            return  # dropped by retention meanwhile
         before, after = int(self.opts.before_s * 1e6), int(self.opts.after_s * 1e6)
         start, until = inc.time - before, inc.time + after
         work = self.store.dir / f".{inc.name}.work.tmp"
         fmt.remove_tree(work)
         fmt.make_private_dir(work)
         try:
-            with _snapshot(self.root) as snap:
-                live = open_recording(snap)  # checks every part's checksums: once per incident
-                last = _last_tick_us(live, inc.node)
-                note = (
-                    f"an incident's window (flight recorder): {inc.node} from {stamp(start)} to "
-                    f"{stamp(min(until, last or until))}, cut from {self.root.name}"
-                )
-                ticks = cut_window(live, work / "window", inc.node, start, until, note=note)
+            last = _last_tick_us(live, inc.node)
+            note = (
+                f"an incident's window (flight recorder): {inc.node} from {stamp(start)} to "
+                f"{stamp(min(until, last or until))}, cut from {self.root.name}"
+            )
+            ticks = cut_window(live, work / "window", inc.node, start, until, note=note)
             doc: dict[str, Any] = {"format": SCHEMA, "schema_version": SCHEMA_VERSION}
             doc["incident"] = inc.to_json() | {"who": inc.who}
             complete = last is not None and last >= until

@@ -45,8 +45,11 @@ def main() -> None:
     hook.store.ensure()
     for inc in found:
         started = time.monotonic()
-        hook._make(_Job(inc))
+        hook._batch([_Job(inc)])
         print(f"{inc.name}: {time.monotonic() - started:.2f} s", flush=True)
+    started = time.monotonic()
+    hook._batch([_Job(inc, repack=True) for inc in found])
+    print(f"the {len(found)} made again in one batch (one snapshot): {time.monotonic() - started:.2f} s", flush=True)
 
 
 if __name__ == "__main__":
