@@ -1,37 +1,47 @@
 """The live engine: each node's eviction manager carried forward as a recording being written grows.
 
-Start-up reads the recording once (parts + journal) and carries every node's manager to its last tick;
-then :meth:`LiveEngine.poll` reads the frames finished since the last poll (live/tail.py), steps each
-node's manager on its new tick (replay/incremental.py: NodeStepper, the replay's own rules) and says what
+Start-up reads the recording once (parts + journal; a snapshot when its writer is live): every node's
+manager is carried to a little before the last tick on the fast path (replay/incremental.py: resume_nodes)
+and the last :data:`HISTORY_TICKS` ticks are stepped as live ones (quietly), so the forecast has its window.
+Then :meth:`LiveEngine.poll` reads the frames finished since the last poll (live/tail.py), steps each node's
+manager on its new ticks (replay/incremental.py: NodeStepper, the replay's own decisions) and says what
 changed as :class:`~live.model.LiveEvent` s. :meth:`LiveEngine.nodes` is the state now: signals against
 thresholds, conditions, the pod that would go first and the forecast (live/forecast.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import orjson
+import polars as pl
 
 from kube.signals import PRESSURE_CONDITIONS
 from live.forecast import SignalHistory, seconds_to
 from live.model import Forecast, LiveEvent, NextToGo, NodeNow
 from live.tail import Frame, JournalTail, recorded_frames
 from recordings.kernel import NODE_READY, SYSTEM_OOM, row_key
-from recordings.pod_timeline import PodVersion
-from recordings.reader import ADMISSION_REJECTION_PREFIX, open_recording
+from recordings.pod_timeline import PodVersion, index_pods_by_node
+from recordings.reader import ADMISSION_REJECTION_PREFIX, Recording, open_recording
 from recordings.schema import SERIES
-from recordings.summary_codec import decode
-from replay.fast.loop import to_datetime, to_us
-from replay.incremental import NodeStepper, Pass, first_to_go
-from replay.kubelet.thresholds import Threshold, get_threshold_quantity
+from recordings.writer import frame_from_columns
+from replay.fast.loop import to_datetime
+from replay.incremental import Decided, NodeStepper, StorageLimitsCache, first_to_go, resume_nodes, step_nodes
+from replay.kubelet.thresholds import Threshold
 from replay.settings import SettingsRequest
 from replay.textdiff import inline_diff
 
-__all__ = ["LiveEngine"]
+__all__ = ["HISTORY_TICKS", "NEXT_TO_GO_EVERY", "LiveEngine"]
+
+HISTORY_TICKS = 40
+"""Ticks stepped live at start-up (the forecast's window at a 10 s interval, and some): the rest on the fast path."""
+NEXT_TO_GO_EVERY = 30
+"""Away from pressure and warnings, a node's next-to-go ranking is refreshed every this many of its ticks
+(staggered across nodes); under pressure, a warning or after an eviction, at every tick."""
 
 
 class _NodeLive:
@@ -45,13 +55,16 @@ class _NodeLive:
         self.history: dict[str, SignalHistory] = {}
         self.now: NodeNow | None = None
         self.conditions: tuple[str, ...] = ()
+        self.next_to_go: NextToGo | None = None
         self.next_key: tuple[str, str, str] | None = None
+        self.next_tick = -1
         self.warned: set[tuple[str, str, int]] = set()
         self.predicted: dict[str, tuple[int, str, int]] = {}
         """Pod UID → (time µs, message, tick) of the eviction this engine decided."""
         self.next_message: dict[str, str] = {}
         """Pod UID → the message it would get, when it last sat first (to flag a kill or an eviction)."""
         self.stale = False
+        self.phase = zlib.crc32(name.encode()) % NEXT_TO_GO_EVERY
 
 
 class LiveEngine:
@@ -74,22 +87,20 @@ class LiveEngine:
         self._last_tick_time: int | None = None
         self.last_tick: int | None = None
         self.notes: list[str] = []
+        self._limits = StorageLimitsCache()
         rec = open_recording(self.root)
         self.notes.extend(rec.notes)
-        observed: int | None = None
-        for frame in recorded_frames(rec):
-            self._apply(frame, quiet=True)
-            for o in frame.tables.get("objects", {}).get("observed", []):
-                observed = o if observed is None else max(observed, o)
+        observed = self._start(rec)
+        del rec  # a live writer's snapshot goes with it
         self._tail = JournalTail(self.root, after_tick=self.last_tick, after_observed=observed)
 
     # -- the interface ----------------------------------------------------------------------------
     def poll(self) -> list[LiveEvent]:
         """Read the ticks finished since the last poll, carry each node's state forward, say what changed."""
-        events: list[LiveEvent] = []
-        for frame in self._tail.read():
-            events.extend(self._apply(frame, quiet=False))
-        return events
+        frames = self._tail.read()
+        if not frames:
+            return []
+        return self._apply(frames, quiet=False)
 
     def nodes(self) -> Mapping[str, NodeNow]:
         return {name: n.now for name, n in sorted(self._nodes.items()) if n.now is not None}
@@ -98,16 +109,57 @@ class LiveEngine:
     def last_tick_time_us(self) -> int | None:
         return self._last_tick_time
 
-    # -- one frame ---------------------------------------------------------------------------------
-    def _apply(self, frame: Frame, *, quiet: bool) -> list[LiveEvent]:
-        events: list[LiveEvent] = []
-        self._objects(frame.rows("objects"))
-        events.extend(self._evictions(frame.rows("evictions")))
-        events.extend(self._kernel(frame.rows("kernel_events")))
-        if frame.tick is not None:
-            events.extend(self._tick(frame))
-            self.last_tick = frame.tick
-            self._last_tick_time = frame.time
+    # -- start-up ---------------------------------------------------------------------------------
+    def _start(self, rec: Recording) -> int | None:
+        """Objects and ground truth as known, each node's manager to ``HISTORY_TICKS`` before the end on the
+        fast path, then the rest as live ticks (events not reported). The newest object observation (µs)."""
+        frames = recorded_frames(rec)
+        first = next(frames, None)
+        loose = first if first is not None and first.tick is None else Frame(None, 0)
+        observed = max(loose.tables.get("objects", {}).get("observed") or [0]) or None
+        ticks = rec._collect("ticks", rec.scan("ticks").select("tick", "node", "ok"))
+        last = ticks["tick"].max()
+        cut = None if last is None else int(last) - HISTORY_TICKS  # type: ignore[arg-type]
+        until: dict[str, int] = {}
+        if cut is not None:
+            before = ticks.filter(pl.col("ok") & (pl.col("tick") <= cut)).group_by("node").agg(pl.col("tick").max())
+            until = {str(n): int(t) for n, t in before.iter_rows()}
+        if until:
+            pods = index_pods_by_node(rec.scan_objects().collect())
+            self._seq = sum(len(v) for v in pods.values())
+            self._objects(loose.rows("objects"), index=False)
+            for name, stepper in resume_nodes(rec, self.request, until, pods).items():
+                self._node(name).stepper = stepper
+            self._ground_truth(loose, quiet=True)
+            self.last_tick = cut
+            self._tail_frames = recorded_frames(rec, after_tick=cut)
+            next(self._tail_frames, None)  # its tickless frame: the objects just read
+            rest: Iterable[Frame] = self._tail_frames
+        else:
+            rest = [loose, *([] if first is None or first.tick is None else [first]), *frames]
+        batch: list[Frame] = []
+        for frame in rest:
+            batch.append(frame)
+            if len(batch) >= 60:
+                self._apply(batch, quiet=True)
+                batch = []
+        if batch:
+            self._apply(batch, quiet=True)
+        return observed
+
+    # -- frames ---------------------------------------------------------------------------------
+    def _apply(self, frames: Sequence[Frame], *, quiet: bool) -> list[LiveEvent]:
+        """Objects first (pods are looked up by time), then the ticks as one batch per node, then what really
+        happened (flagged against what was decided)."""
+        for frame in frames:
+            self._objects(frame.rows("objects"), index=True)
+        ticks = [f for f in frames if f.tick is not None]
+        events = self._ticks(ticks) if ticks else []
+        for frame in frames:
+            events.extend(self._ground_truth(frame, quiet=quiet))
+        if ticks:
+            self.last_tick = ticks[-1].tick
+            self._last_tick_time = ticks[-1].time
         return [] if quiet else events
 
     def _node(self, name: str) -> _NodeLive:
@@ -116,7 +168,9 @@ class LiveEngine:
             found = self._nodes[name] = _NodeLive(name)
         return found
 
-    def _objects(self, rows: Iterable[dict[str, Any]]) -> None:
+    def _objects(self, rows: Iterable[dict[str, Any]], *, index: bool) -> None:
+        """Pod versions to their node's pods in force (as recordings.pod_timeline.index_pods_by_node assigns
+        them: an unbound version to none, a tombstone to the node its pod was on); node objects and /configz."""
         for row in rows:
             kind = row["kind"]
             if kind == "pod":
@@ -126,9 +180,10 @@ class LiveEngine:
                     self._pod_node[key] = node
                 elif row["deleted"]:
                     node = self._pod_node.get(key)
-                if node is None:  # pending (unbound): recordings.pod_timeline.index_pods_by_node leaves it out
+                if node is None or not index:
                     continue
-                version = PodVersion(to_datetime(row["observed"]), key, self._seq, row["body"], bool(row["deleted"]))
+                observed = row["observed"]
+                version = PodVersion(to_datetime(observed), key, self._seq, row["body"], bool(row["deleted"]))
                 self._seq += 1
                 live = self._node(node)
                 if live.stepper is not None:
@@ -140,24 +195,24 @@ class LiveEngine:
             elif kind == "configz" and row["node"]:
                 self._configz[row["node"]] = None if row["deleted"] else orjson.loads(row["body"])
 
-    def _tick(self, frame: Frame) -> list[LiveEvent]:
-        events: list[LiveEvent] = []
-        series: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    def _ticks(self, frames: Sequence[Frame]) -> list[LiveEvent]:
+        """Every node's new ticks: gaps mark it stale; ticks with data go to its stepper as one batch."""
+        tables: dict[str, pl.DataFrame] = {}
         for table in SERIES:
-            for row in frame.rows(table.name):
-                series.setdefault(row["node"], {}).setdefault(table.name, []).append(row)
-        for row in frame.rows("ticks"):
-            name = row["node"]
+            parts = [frame_from_columns(table.name, f.tables[table.name]) for f in frames if table.name in f.tables]
+            if parts:
+                tables[table.name] = pl.concat(parts) if len(parts) > 1 else parts[0]
+        with_data = set(tables[SERIES[0].name]["node"].unique().to_list()) if SERIES[0].name in tables else set()
+        ok: dict[str, dict[int, int]] = {}
+        gaps: dict[str, list[tuple[int, int, str]]] = {}
+        for frame in frames:
+            for row in frame.rows("ticks"):
+                if row["ok"] and row["node"] in with_data:
+                    ok.setdefault(row["node"], {})[row["tick"]] = row["time"]
+                else:
+                    gaps.setdefault(row["node"], []).append((row["tick"], row["time"], row["error"] or "no data"))
+        for name in ok:
             live = self._node(name)
-            if not row["ok"]:
-                events.extend(self._gap(live, frame, row["error"] or "no data"))
-                continue
-            rows = series.get(name, {})
-            node_rows = rows.get(SERIES[0].name)
-            if not node_rows:
-                events.extend(self._gap(live, frame, "no node stats in this tick"))
-                continue
-            summary = decode(node_rows[0], *(rows.get(t.name, []) for t in SERIES[1:]))
             if live.stepper is None:
                 live.stepper = NodeStepper.start(
                     name,
@@ -169,52 +224,58 @@ class LiveEngine:
                 for v in live.versions:
                     live.stepper.add_pod_version(v)
                 live.versions = []
-            p = live.stepper.step(frame.tick or 0, to_datetime(row["time"]), summary)
-            events.extend(self._after_pass(live, p))
+        steppers = {n: s for n in ok if (s := self._nodes[n].stepper) is not None}
+        decided_by_node = step_nodes(steppers, tables, ok, self._limits)
+        events: list[LiveEvent] = []
+        for name in sorted({*ok, *gaps}):
+            live = self._node(name)
+            decided = decided_by_node.get(name, [])
+            steps: list[tuple[int, Decided | tuple[int, int, str]]] = [(d.tick, d) for d in decided]
+            steps += [(g[0], g) for g in gaps.get(name, [])]
+            steps.sort(key=lambda s: s[0])
+            for i, (_tick, step) in enumerate(steps):
+                if isinstance(step, Decided):
+                    last = all(not isinstance(s, Decided) for _t, s in steps[i + 1 :])
+                    events.extend(self._after_pass(live, step, rank=last))
+                else:
+                    events.extend(self._gap(live, *step))
         return events
 
-    def _gap(self, live: _NodeLive, frame: Frame, error: str) -> list[LiveEvent]:
+    def _gap(self, live: _NodeLive, tick: int, time_us: int, error: str) -> list[LiveEvent]:
         if live.now is not None:
             live.now = replace(live.now, stale=True, stale_reason=error)
         if live.stale:
             return []
         live.stale = True
-        return [LiveEvent("stale", live.name, frame.time, {"tick": frame.tick, "reason": error})]
+        return [LiveEvent("stale", live.name, time_us, {"tick": tick, "reason": error})]
 
     # -- after a pass: the state now, and what changed ---------------------------------------------
-    def _after_pass(self, live: _NodeLive, p: Pass) -> list[LiveEvent]:
+    def _after_pass(self, live: _NodeLive, d: Decided, *, rank: bool) -> list[LiveEvent]:
         stepper = live.stepper
-        assert stepper is not None and stepper.manager is not None
-        manager, result = stepper.manager, p.result
-        now_us = to_us(p.time)
+        assert stepper is not None
+        now_us = d.time_us
         events: list[LiveEvent] = []
         if live.stale:
             live.stale = False
-            events.append(LiveEvent("fresh", live.name, now_us, {"tick": p.tick}))
-        signals: dict[str, int] = {}
-        capacities: dict[str, int | None] = {}
-        for signal, obs in result.observations.items():
-            if obs.available is not None:
-                signals[signal] = obs.available.int_value()
-                capacities[signal] = obs.capacity.int_value() if obs.capacity is not None else None
-                live.history.setdefault(signal, SignalHistory()).add(now_us, signals[signal])
+            events.append(LiveEvent("fresh", live.name, now_us, {"tick": d.tick}))
+        signals = {s: v[0] for s, v in d.observed.items()}
+        for signal, value in signals.items():
+            live.history.setdefault(signal, SignalHistory()).add(now_us, value)
         thresholds: dict[str, list[int]] = {}
         forecasts: list[Forecast] = []
-        resolved: list[tuple[Threshold, int]] = []
-        for threshold in manager.thresholds:
-            seen = result.observations.get(threshold.signal)
-            if seen is None or threshold.signal not in signals:
-                continue
-            value = get_threshold_quantity(threshold.value, seen.capacity).int_value()
-            thresholds.setdefault(threshold.signal, []).append(value)
-            resolved.append((threshold, value))
-            trend = live.history[threshold.signal].trend(capacities[threshold.signal])
-            seconds, note = seconds_to(signals[threshold.signal], value, trend)
+        trends = {}
+        for threshold, value in d.thresholds:
+            signal = threshold.signal
+            thresholds.setdefault(signal, []).append(value)
+            if signal not in trends:
+                trends[signal] = live.history[signal].trend(d.observed[signal][1])
+            trend = trends[signal]
+            seconds, note = seconds_to(signals[signal], value, trend)
             forecasts.append(
                 Forecast(
                     live.name,
-                    threshold.signal,
-                    signals[threshold.signal],
+                    signal,
+                    signals[signal],
                     value,
                     "hard" if threshold.is_hard else "soft",
                     seconds,
@@ -223,34 +284,19 @@ class LiveEngine:
                     note,
                 )
             )
-        target = _target(result.threshold_to_reclaim, resolved, forecasts, signals, capacities)
-        next_to_go = None
-        if target is not None:
-            found = first_to_go(stepper, target)
-            if found is not None:
-                pod = found.pod
-                next_to_go = NextToGo(
-                    live.name,
-                    pod.namespace,
-                    pod.name,
-                    pod.uid,
-                    found.resource,
-                    found.message,
-                    f"first in the kubelet's ranking for {target.signal}"
-                    + (
-                        f" (critical pods ahead of it skipped: {', '.join(found.skipped_critical)})"
-                        if found.skipped_critical
-                        else ""
-                    ),
-                    f"ranking on the current usage at tick {p.tick}, were {target.signal}'s threshold reclaimed now",
-                )
-                live.next_message[pod.uid] = found.message
-        conditions = tuple(c for c in PRESSURE_CONDITIONS if c in result.node_conditions) + tuple(
-            c for c in result.node_conditions if c not in PRESSURE_CONDITIONS
+        conditions = tuple(c for c in PRESSURE_CONDITIONS if c in d.conditions) + tuple(
+            c for c in d.conditions if c not in PRESSURE_CONDITIONS
         )
+        warn = [
+            f for f in forecasts if f.seconds_to_threshold is not None and f.seconds_to_threshold < self.warn_seconds
+        ]
+        urgent = bool(conditions or d.evictions or warn or d.reclaiming)
+        if rank and (urgent or live.next_to_go is None or (d.tick - live.phase) % NEXT_TO_GO_EVERY == 0):
+            live.next_to_go = self._next_to_go(live, d, forecasts)
+        next_to_go = live.next_to_go
         live.now = NodeNow(
             live.name,
-            p.tick,
+            d.tick,
             now_us,
             False,
             None,
@@ -264,57 +310,53 @@ class LiveEngine:
         # what changed
         for c in conditions:
             if c not in live.conditions:
-                events.append(LiveEvent("pressure-start", live.name, now_us, {"condition": c, "tick": p.tick}))
+                events.append(LiveEvent("pressure-start", live.name, now_us, {"condition": c, "tick": d.tick}))
         for c in live.conditions:
             if c not in conditions:
-                events.append(LiveEvent("pressure-end", live.name, now_us, {"condition": c, "tick": p.tick}))
+                events.append(LiveEvent("pressure-end", live.name, now_us, {"condition": c, "tick": d.tick}))
         live.conditions = conditions
         key = None if next_to_go is None else (next_to_go.uid, next_to_go.resource, next_to_go.message)
         if key != live.next_key:
             live.next_key = key
+            details: dict[str, object] = {"tick": d.tick}
+            if next_to_go is not None:
+                details.update(_ntg(next_to_go))
+            events.append(LiveEvent("next-to-go", live.name, now_us, details))
+        warned_now = {(f.signal, f.threshold_kind, f.threshold) for f in warn}
+        for f in warn:
+            fkey = (f.signal, f.threshold_kind, f.threshold)
+            if fkey in live.warned:
+                continue
             events.append(
                 LiveEvent(
-                    "next-to-go",
+                    "warning",
                     live.name,
                     now_us,
-                    {"tick": p.tick, **({} if next_to_go is None else _ntg(next_to_go))},
+                    {
+                        "tick": d.tick,
+                        "signal": f.signal,
+                        "threshold": f.threshold,
+                        "threshold_kind": f.threshold_kind,
+                        "observed": f.observed,
+                        "seconds_to_threshold": f.seconds_to_threshold,
+                        "slope_per_second": f.slope_per_second,
+                        "method": f.method,
+                        "note": f.note,
+                        **({} if next_to_go is None else {"next_to_go": _ntg(next_to_go)}),
+                    },
                 )
             )
-        for f in forecasts:
-            fkey = (f.signal, f.threshold_kind, f.threshold)
-            warn = f.seconds_to_threshold is not None and f.seconds_to_threshold < self.warn_seconds
-            if warn and fkey not in live.warned:
-                live.warned.add(fkey)
-                events.append(
-                    LiveEvent(
-                        "warning",
-                        live.name,
-                        now_us,
-                        {
-                            "tick": p.tick,
-                            "signal": f.signal,
-                            "threshold": f.threshold,
-                            "threshold_kind": f.threshold_kind,
-                            "observed": f.observed,
-                            "seconds_to_threshold": f.seconds_to_threshold,
-                            "slope_per_second": f.slope_per_second,
-                            "method": f.method,
-                            **({} if next_to_go is None else {"next_to_go": _ntg(next_to_go)}),
-                        },
-                    )
-                )
-            elif not warn:
-                live.warned.discard(fkey)
-        for eviction in result.evictions:
+        live.warned = warned_now
+        for eviction in d.evictions:
             pod = eviction.pod
-            live.predicted[pod.uid] = (now_us, eviction.message, p.tick)
+            live.predicted[pod.uid] = (now_us, eviction.message, d.tick)
             events.append(
                 LiveEvent(
                     "predicted-eviction",
                     live.name,
                     now_us,
                     {
-                        "tick": p.tick,
+                        "tick": d.tick,
                         "namespace": pod.namespace,
                         "pod": pod.name,
                         "uid": pod.uid,
@@ -326,7 +368,38 @@ class LiveEngine:
             )
         return events
 
+    def _next_to_go(self, live: _NodeLive, d: Decided, forecasts: Sequence[Forecast]) -> NextToGo | None:
+        stepper = live.stepper
+        assert stepper is not None
+        target = _target(d, forecasts)
+        if target is None:
+            return None
+        found = first_to_go(stepper, target)
+        if found is None:
+            return None
+        pod = found.pod
+        reason = f"first in the kubelet's ranking for {target.signal}"
+        if found.skipped_critical:
+            reason += f" (critical pods ahead of it skipped: {', '.join(found.skipped_critical)})"
+        why = "reclaimed now" if d.reclaiming is not None and target == d.reclaiming else "reclaimed now (forecast)"
+        live.next_message[pod.uid] = found.message
+        return NextToGo(
+            live.name,
+            pod.namespace,
+            pod.name,
+            pod.uid,
+            found.resource,
+            found.message,
+            reason,
+            f"ranking on the usage at tick {found.tick}, were {target.describe()} {why}",
+        )
+
     # -- ground truth -------------------------------------------------------------------------------
+    def _ground_truth(self, frame: Frame, *, quiet: bool) -> list[LiveEvent]:
+        events = self._evictions(frame.rows("evictions"))
+        events.extend(self._kernel(frame.rows("kernel_events")))
+        return [] if quiet else events
+
     def _evictions(self, rows: Iterable[dict[str, Any]]) -> list[LiveEvent]:
         events = []
         for row in rows:
@@ -338,16 +411,16 @@ class LiveEngine:
                 continue
             self._seen_evictions.add(key)
             node = row.get("node") or self._pod_node.get(key) or ""
-            at = row.get("time") or row["observed"]
+            at = int(row.get("time") or row["observed"])
             details = {
                 "namespace": row.get("namespace"),
                 "pod": row.get("name"),
                 "uid": row.get("uid"),
                 "message": message,
                 "source": row.get("source"),
-                **self._against_prediction(node, row.get("uid"), message),
+                **self._against_prediction(node, row.get("uid"), message, at),
             }
-            events.append(LiveEvent("real-eviction", node, int(at), details))
+            events.append(LiveEvent("real-eviction", node, at, details))
         return events
 
     def _kernel(self, rows: Iterable[dict[str, Any]]) -> list[LiveEvent]:
@@ -367,7 +440,7 @@ class LiveEngine:
                     continue
                 self._oom_counts[event] = count
             node = row.get("node") or ""
-            at = row.get("time") or row["observed"]
+            at = int(row.get("time") or row["observed"])
             details: dict[str, object] = {
                 "kind": row["kind"],
                 "namespace": row.get("namespace"),
@@ -378,25 +451,31 @@ class LiveEngine:
                 "message": row.get("message"),
             }
             if row["kind"] != SYSTEM_OOM:
-                details.update(self._against_prediction(node, row.get("uid"), None))
-            events.append(LiveEvent("kernel-kill", node, int(at), details))
+                details.update(self._against_prediction(node, row.get("uid"), None, at))
+            events.append(LiveEvent("kernel-kill", node, at, details))
         return events
 
-    def _against_prediction(self, node: str, uid: str | None, message: str | None) -> dict[str, object]:
+    def _against_prediction(self, node: str, uid: str | None, message: str | None, at: int) -> dict[str, object]:
         """How a real eviction or kill compares with what this engine said: its own eviction of the pod, else the
-        message the pod would have got when it last sat first; the exact difference ([-predicted-]{+real+})."""
+        message the pod would have got when it last sat first; the exact difference (``[-predicted-]{+real+}``)."""
         live = self._nodes.get(node)
         if live is None or not uid:
             return {"predicted": False}
+        out: dict[str, object]
         if uid in live.predicted:
-            at, predicted, tick = live.predicted[uid]
-            out: dict[str, object] = {"predicted": True, "predicted_time_us": at, "predicted_tick": tick}
-            out["predicted_message"] = predicted
+            when, predicted, tick = live.predicted[uid]
+            out = {
+                "predicted": True,
+                "predicted_time_us": when,
+                "predicted_tick": tick,
+                "lead_seconds": (at - when) / 1e6,
+            }
         elif uid in live.next_message:
             predicted = live.next_message[uid]
-            out = {"predicted": False, "was_next_to_go": True, "predicted_message": predicted}
+            out = {"predicted": False, "was_next_to_go": True}
         else:
             return {"predicted": False}
+        out["predicted_message"] = predicted
         if message is not None:
             out["message_matches"] = predicted == message
             out["message_diff"] = "" if predicted == message else inline_diff(predicted, message)
@@ -415,26 +494,20 @@ def _ntg(n: NextToGo) -> dict[str, object]:
     }
 
 
-def _target(
-    reclaiming: Threshold | None,
-    resolved: list[tuple[Threshold, int]],
-    forecasts: list[Forecast],
-    signals: Mapping[str, int],
-    capacities: Mapping[str, int | None],
-) -> Threshold | None:
+def _target(d: Decided, forecasts: Sequence[Forecast]) -> Threshold | None:
     """The threshold the next-to-go ranking is for: the one the manager reclaims now; else the one the forecast
     reaches first; else the one with the least headroom (a share of its signal's capacity)."""
-    if reclaiming is not None:
-        return reclaiming
-    if not resolved:
+    if d.reclaiming is not None:
+        return d.reclaiming
+    if not d.thresholds:
         return None
     timed = [(f.seconds_to_threshold, i) for i, f in enumerate(forecasts) if f.seconds_to_threshold is not None]
     if timed:
-        return resolved[min(timed)[1]][0]
+        return d.thresholds[min(timed)[1]][0]
 
-    def headroom(item: tuple[Threshold, int]) -> float:
-        threshold, value = item
-        cap = capacities.get(threshold.signal) or max(abs(signals[threshold.signal]), 1)
-        return (signals[threshold.signal] - value) / cap
+    def headroom(i: int) -> float:
+        threshold, value = d.thresholds[i]
+        available, capacity = d.observed[threshold.signal]
+        return (available - value) / (capacity or max(abs(available), 1))
 
-    return min(resolved, key=headroom)[0]
+    return d.thresholds[min(range(len(d.thresholds)), key=headroom)][0]

@@ -15,6 +15,7 @@ assumed). A forecast is made only when it is meaningful; otherwise it says why:
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right, insort
 from collections import deque
 from dataclasses import dataclass
 
@@ -48,36 +49,51 @@ class Trend:
 
 
 class SignalHistory:
-    """One signal's recent (time µs, available) samples on one node."""
+    """One signal's recent (time µs, available) samples on one node, with their pairwise slopes kept sorted:
+    a new sample adds its slopes to the others, an expired one takes its own away (each the same float
+    expression, so it is found again exactly), so the median costs a bisect, not a sort of every pair."""
 
-    __slots__ = ("samples",)
+    __slots__ = ("samples", "slopes")
 
     def __init__(self) -> None:
         self.samples: deque[tuple[int, int]] = deque()
+        self.slopes: list[float] = []
 
     def add(self, time_us: int, available: int) -> None:
         if self.samples and time_us <= self.samples[-1][0]:
-            if time_us == self.samples[-1][0]:
-                self.samples[-1] = (time_us, available)
-            return
+            if time_us < self.samples[-1][0]:
+                return
+            self._drop(self.samples.pop(), newest=True)
+        for t, v in self.samples:
+            if t != time_us:
+                insort(self.slopes, _slope(t, v, time_us, available))
         self.samples.append((time_us, available))
         horizon = time_us - int(WINDOW_S * 1_000_000)
         while self.samples and self.samples[0][0] < horizon:
-            self.samples.popleft()
+            self._drop(self.samples.popleft(), newest=False)
+
+    def _drop(self, sample: tuple[int, int], *, newest: bool) -> None:
+        t0, v0 = sample
+        for t, v in self.samples:
+            if t == t0:
+                continue
+            s = _slope(t, v, t0, v0) if newest else _slope(t0, v0, t, v)
+            del self.slopes[bisect_left(self.slopes, s)]
 
     def trend(self, capacity: int | None) -> Trend:
         n = len(self.samples)
         if n < MIN_SAMPLES:
             return Trend(None, n, f"too few samples ({n} of {MIN_SAMPLES})")
-        slopes = _pairwise_slopes(list(self.samples))
+        slopes = self.slopes
         if not slopes:
             return Trend(None, n, "too few samples (no two at different times)")
-        slope = _median(slopes)
+        mid = len(slopes) // 2
+        slope = slopes[mid] if len(slopes) % 2 else (slopes[mid - 1] + slopes[mid]) / 2
         span = (self.samples[-1][0] - self.samples[0][0]) / 1e6
         scale = capacity if capacity else max(abs(v) for _t, v in self.samples) or 1
         if abs(slope) * max(span, 1.0) < FLAT_SHARE * scale:
             return Trend(slope, n, "no trend (flat)")
-        same = sum(1 for s in slopes if (s > 0) == (slope > 0) and s != 0)
+        same = len(slopes) - bisect_right(slopes, 0.0) if slope > 0 else bisect_left(slopes, 0.0)
         if same < SIGN_AGREEMENT * len(slopes):
             return Trend(slope, n, f"noisy ({same / len(slopes):.0%} of pairwise slopes share the trend's sign)")
         return Trend(slope, n, None)
@@ -96,16 +112,6 @@ def seconds_to(available: int, threshold: int, trend: Trend) -> tuple[float | No
     return (available - threshold + 1) / -trend.slope_per_second, None
 
 
-def _pairwise_slopes(samples: list[tuple[int, int]]) -> list[float]:
-    out: list[float] = []
-    for i, (ti, vi) in enumerate(samples):
-        for tj, vj in samples[i + 1 :]:
-            if tj != ti:
-                out.append((vj - vi) * 1e6 / (tj - ti))
-    return out
-
-
-def _median(values: list[float]) -> float:
-    values.sort()
-    mid = len(values) // 2
-    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+def _slope(t_old: int, v_old: int, t_new: int, v_new: int) -> float:
+    """Units per second between two samples (times in µs)."""
+    return (v_new - v_old) * 1e6 / (t_new - t_old)

@@ -701,6 +701,21 @@ def _prune(columns: Sequence[str], least: int) -> pl.Expr:
     return found
 
 
+@dataclass
+class StorageLimits:
+    """The smallest local-storage limit any version of a pod sets, per check (keys start with the node)."""
+
+    pod: dict[tuple[str, str], int]
+    volume: dict[tuple[str, str, str], int]
+    container: dict[tuple[str, str, str], int]
+
+    def update(self, other: StorageLimits) -> None:
+        """Another set of nodes' limits added (the nodes are distinct: the keys too)."""
+        self.pod.update(other.pod)
+        self.volume.update(other.volume)
+        self.container.update(other.container)
+
+
 def storage_usage_many(
     pods: Mapping[str, Iterable[Pod]],
     scan: Callable[[str], pl.LazyFrame],
@@ -712,6 +727,11 @@ def storage_usage_many(
     the rows of the nodes in ``pods``, node → every version of its pods). Rows under the smallest limit
     of a check are dropped first on numbers alone (the Parquet reader then decodes the UIDs and names of
     the few rows left)."""
+    return storage_usage_of(storage_limits(pods), list(pods), scan, collect)
+
+
+def storage_limits(pods: Mapping[str, Iterable[Pod]]) -> StorageLimits:
+    """The limits :func:`storage_usage_of` compares with (node → every version of its pods)."""
     pod_limits: dict[tuple[str, str], int] = {}
     volume_limits: dict[tuple[str, str, str], int] = {}
     container_limits: dict[tuple[str, str, str], int] = {}
@@ -732,6 +752,17 @@ def storage_usage_many(
                 if limit is not None and limit.int_value() != 0:
                     key = (node, uid, container.name)
                     container_limits[key] = min(container_limits.get(key, 1 << 63), _floor(limit))
+    return StorageLimits(pod_limits, volume_limits, container_limits)
+
+
+def storage_usage_of(
+    found_limits: StorageLimits,
+    nodes: Iterable[str],
+    scan: Callable[[str], pl.LazyFrame],
+    collect: Callable[[str, pl.LazyFrame], pl.DataFrame],
+) -> dict[str, StorageUsage]:
+    """:func:`storage_usage_many` from limits already gathered (a live view keeps them while the pods stay)."""
+    pod_limits, volume_limits, container_limits = found_limits.pod, found_limits.volume, found_limits.container
     pods_volumes: set[tuple[str, int]] = set()
     with_rootfs: set[tuple[str, int]] = set()
     logs_only: set[tuple[str, int]] = set()
@@ -792,4 +823,4 @@ def storage_usage_many(
     def of(found: set[tuple[str, int]], node: str) -> frozenset[int]:
         return frozenset(t for n, t in found if n == node)
 
-    return {node: StorageUsage(of(pods_volumes, node), of(with_rootfs, node), of(logs_only, node)) for node in pods}
+    return {node: StorageUsage(of(pods_volumes, node), of(with_rootfs, node), of(logs_only, node)) for node in nodes}
