@@ -35,12 +35,16 @@ import yaml
 
 from kube.errors import InputError
 
-__all__ = ["load_document", "load_documents_text"]
+from .yamlsafe import check_aliases
+
+__all__ = ["load_document", "load_documents_text", "read_bounded"]
 
 _YAML_SUFFIXES = frozenset({".yaml", ".yml"})
 _JSON_SUFFIXES = frozenset({".json"})
 _INT64_MAGNITUDE = 2**63
 MAX_DOCUMENT_BYTES = 256 << 20
+MAX_SCENARIO_FILE_BYTES = 64 << 20
+"""A scenario file, or a pods or series file it names: a day of 1 s samples is ~2 MB of CSV."""
 
 
 class _KubeYamlLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
@@ -77,15 +81,20 @@ def load_document(path: str | Path) -> Any:
 
 
 def _read_bounded(file: Path, source: str) -> bytes:
-    """The file's bytes, or an :class:`InputError` past ``MAX_DOCUMENT_BYTES`` (a regular file by its
-    size, unread; a device or pipe after reading one byte more than the limit)."""
-    too_big = f"larger than the {MAX_DOCUMENT_BYTES >> 20} MiB a JSON or YAML document may have (is it the right file?)"
+    return read_bounded(file, source, MAX_DOCUMENT_BYTES, "a JSON or YAML document")
+
+
+def read_bounded(file: Path, source: str, limit: int, what: str) -> bytes:
+    """The file's bytes, or an :class:`InputError` past ``limit`` (a regular file by its size, unread — a
+    sparse 2 GB file costs nothing; a device or pipe such as /dev/zero after reading one byte more than the
+    limit). OSErrors pass through for the caller to word."""
+    too_big = f"larger than the {limit >> 20} MiB {what} may have (is it the right file?)"
     with file.open("rb") as fh:
         st = os.fstat(fh.fileno())
-        if stat.S_ISREG(st.st_mode) and st.st_size > MAX_DOCUMENT_BYTES:
+        if stat.S_ISREG(st.st_mode) and st.st_size > limit:
             raise InputError(too_big, source=source)
-        data = fh.read(MAX_DOCUMENT_BYTES + 1)
-    if len(data) > MAX_DOCUMENT_BYTES:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
         raise InputError(too_big, source=source)
     return data
 
@@ -164,7 +173,17 @@ def _has_huge_float(node: Any) -> bool:
 
 def _load_yaml(text: str, source: str) -> Any:
     try:
-        docs = [doc for doc in yaml.load_all(text, Loader=_KubeYamlLoader) if doc is not None]
+        loader = _KubeYamlLoader(text)  # the reader refuses NUL and other control bytes here already
+    except yaml.YAMLError as exc:
+        raise InputError(f"invalid YAML ({exc})", source=source) from None
+    try:
+        docs = []
+        while loader.check_node():
+            node = loader.get_node()
+            check_aliases(node, source)  # before building: a billion laughs is one line, not gigabytes
+            doc = loader.construct_document(node)
+            if doc is not None:
+                docs.append(doc)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
@@ -172,6 +191,8 @@ def _load_yaml(text: str, source: str) -> Any:
         raise InputError(f"{where}invalid YAML ({problem})", source=source) from None
     except yaml.YAMLError as exc:
         raise InputError(f"invalid YAML ({exc})", source=source) from None
+    finally:
+        loader.dispose()
     if not docs:
         return None
     return docs[0] if len(docs) == 1 else docs

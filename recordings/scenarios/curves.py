@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from kube.errors import InputError
+
+from ..documents import MAX_SCENARIO_FILE_BYTES, read_bounded
 from .units import parse_amount, parse_duration
 from .yamlpos import Located
 from .yamlpos import Path as YPath
@@ -234,7 +237,11 @@ def _series_file(doc: Located, where: YPath, name: Any, base_dir: Path | None) -
         raise doc.error("a bundled scenario cannot read series files", where)
     path = (base_dir / name) if not Path(name).is_absolute() else Path(name)
     try:
-        text = path.read_text()
+        text = read_bounded(path, name, MAX_SCENARIO_FILE_BYTES, "a series file").decode("utf-8")
+    except InputError as exc:
+        raise doc.error(f"series file {name}: {exc.problem}", where) from None
+    except UnicodeDecodeError:
+        raise doc.error(f"series file {name} is not UTF-8 text", where) from None
     except OSError as exc:
         raise doc.error(f"cannot read series file {name} ({exc.strerror})", where) from None
     rows: list[tuple[int, int]] = []

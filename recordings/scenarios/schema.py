@@ -16,9 +16,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import orjson
-import yaml
+from kube.errors import InputError
 
+from ..documents import MAX_SCENARIO_FILE_BYTES, load_document, read_bounded
 from ..summary_codec import parse_time
 from .curves import Constant, Curve, parse_curve
 from .errors import ScenarioError
@@ -162,7 +162,9 @@ def load_scenario(
     command-line flag replaces its config-file field."""
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = read_bounded(p, str(path), MAX_SCENARIO_FILE_BYTES, "a scenario file")
+    except InputError as exc:
+        raise ScenarioError(exc.problem, source=str(path)) from None
     except OSError as exc:
         raise ScenarioError(f"cannot read scenario ({exc.strerror})", source=str(path)) from None
     return parse_scenario(
@@ -510,13 +512,9 @@ class _Loader:
             raise self.err("a bundled scenario cannot read pod files", path)
         file = self.base_dir / name
         try:
-            text = file.read_bytes()
-        except OSError as exc:
-            raise self.err(f"cannot read {name} ({exc.strerror})", path) from None
-        try:
-            body = orjson.loads(text) if text.lstrip()[:1] in (b"{", b"[") else yaml.safe_load(text)
-        except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
-            raise self.err(f"{name} is not valid JSON or YAML ({exc})", path) from None
+            body = load_document(file)  # bounded, aliases checked, one line naming the file
+        except InputError as exc:
+            raise self.err(f"{name}: {exc.problem}", path) from None
         items: list[Any] = [body]
         if isinstance(body, Mapping) and isinstance(body.get("items"), list):
             items = body["items"]

@@ -28,6 +28,9 @@ _DURATION_UNIT_US: dict[str, Fraction] = {
     "h": Fraction(3600 * 10**6),
 }
 SECOND = 10**6
+INT64_MAX = (1 << 63) - 1
+MAX_EXPONENT = 40
+"""A quantity's ``eN`` exponent beyond this is far outside int64 either way (or rounds to nothing)."""
 """Scenario times are integer microseconds (the recording's resolution)."""
 
 
@@ -53,7 +56,10 @@ def parse_quantity(value: object) -> Fraction:
     elif suffix in _DECIMAL:
         amount *= Fraction(10) ** _DECIMAL[suffix]
     elif suffix:
-        amount *= Fraction(10) ** int(suffix[1:])
+        exponent = int(suffix[1:])
+        if abs(exponent) > MAX_EXPONENT:  # 1e99999999 would take minutes and gigabytes to build exactly
+            raise ValueError(f"expected a quantity that fits the kubelet's int64 (below 8Ei), got {value!r}")
+        amount *= Fraction(10) ** exponent
     return -amount if sign == "-" else amount
 
 
@@ -62,6 +68,8 @@ def parse_amount(value: object) -> int:
     q = parse_quantity(value)
     if q < 0:
         raise ValueError(f"expected a quantity ≥ 0, got {value!r}")
+    if math.ceil(q) > INT64_MAX:  # what the kubelet and the Summary API hold; Go would cap or wrap it silently
+        raise ValueError(f"expected a quantity that fits the kubelet's int64 (below 8Ei), got {value!r}")
     return math.ceil(q)
 
 

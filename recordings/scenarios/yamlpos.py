@@ -13,6 +13,9 @@ from typing import Any
 
 import yaml
 
+from kube.errors import InputError
+
+from ..yamlsafe import check_aliases
 from .errors import ScenarioError
 
 Path = tuple[str | int, ...]
@@ -53,11 +56,18 @@ def dotted(path: Path) -> str:
 
 def load_yaml(text: str, file: str) -> Located:
     """Parse one YAML (or JSON) document; a syntax error is one line with its position."""
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)  # the reader refuses NUL and other control bytes here already
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"not valid YAML ({exc})", source=file) from None
     try:
         node = loader.get_single_node()
         if node is None:
             raise ScenarioError("empty file; expected a scenario (see recordings/SCENARIOS.md)", source=file)
+        try:
+            check_aliases(node, file)  # before building and walking it: an alias bomb is one line
+        except InputError as exc:
+            raise ScenarioError(exc.problem, source=file) from None
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
