@@ -5,13 +5,14 @@ eviction arriving with what was predicted, no planted secret in the output, /met
 from __future__ import annotations
 
 import os
+import signal
 import stat
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from apiserver.cluster import SECRET
-from rec_support import FakeServer
+from rec_support import FakeServer, committed_ticks, kill_quietly, start_record, wait_for
 from watch_support import Watch, run_watch, sample_value, scrape
 
 P = 1.0
@@ -102,3 +103,30 @@ def test_watch_refuses_when_no_cluster_is_reachable(tmp_path: Path) -> None:
     assert len(done.stderr.strip().splitlines()) == 1
     assert done.stderr.startswith("evictlens watch: https://127.0.0.1:") and "no cluster reachable" in done.stderr
     assert done.stdout == "" and not any(tmp.iterdir())
+
+
+def test_follow_record_running_beside(pressure_cluster: FakeServer, tmp_path: Path) -> None:
+    """``record`` writes, ``watch REC --follow`` follows it from another process and ends when record finishes."""
+    server = pressure_cluster
+    out = tmp_path / "rec"
+    rec = start_record(
+        ["--kubeconfig", server.kubeconfig, "--context", "static", "-o", str(out), "--interval", f"{P:g}s",
+         "--timeout", "2s"]
+    )  # fmt: skip
+    w = None
+    try:
+        wait_for(lambda: committed_ticks(out) >= 1, 60, "record's first tick")
+        w = Watch(str(out), "--follow")
+        w.wait_for(lambda: any("following" in e for e in w.err), "the watch following")
+        server.faults(timeout_nodes=["node-000"])
+        w.wait_for(lambda: w.has(kind="stale", node="node-000"), "node-000 reported stale")
+        server.faults(timeout_nodes=[])
+        rec.send_signal(signal.SIGTERM)
+        rec.communicate(timeout=120)
+        assert rec.returncode == 0
+        w.proc.wait(120)  # the writer let go of its lock: the watch reads the last ticks and ends by itself
+        assert w.proc.returncode == 0, "".join(w.err)
+    finally:
+        kill_quietly(rec)
+        if w is not None:
+            w.kill()
