@@ -10,8 +10,8 @@ import socket
 from pathlib import Path
 
 import pytest
+from flight_support import incidents, report, start_flight
 from rec_support import FakeServer, StderrLines, committed_ticks, kill_quietly, run_evictlens, wait_for
-from test_flight_incidents import incidents, report, start_flight
 
 from flight.store import REPORT_JSON, IncidentStore
 

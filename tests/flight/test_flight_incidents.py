@@ -7,91 +7,21 @@ gets (after a 500 first: retried); a webhook nobody listens on is logged and los
 
 from __future__ import annotations
 
-import http.server
 import signal
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from flight_support import Receiver, incidents, report, seconds, start_flight
 from rec_support import FakeServer, committed_ticks, kill_quietly, run_evictlens, wait_for
 
-from flight.store import PACK, REPORT_JSON, REPORT_TXT
+from flight.store import PACK, REPORT_TXT
 
 INTERVAL = 1.0
 PASSWORD = "hunter2-webhook-secret"
-
-
-@dataclass
-class Receiver:
-    """A loopback webhook: answers 500 to the first ``fail_first`` POSTs, then 200; keeps every body."""
-
-    fail_first: int
-    got: list[tuple[int, dict[str, str], bytes]] = field(default_factory=list)
-    server: http.server.ThreadingHTTPServer | None = None
-
-    def start(self) -> str:
-        owner = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                status = 500 if len(owner.got) < owner.fail_first else 200
-                owner.got.append((status, dict(self.headers), body))
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-
-    def stop(self) -> None:
-        if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
-
-    def delivered(self) -> list[dict[str, Any]]:
-        return [orjson.loads(body) for status, _h, body in self.got if status == 200]
-
-
-def incidents(out: Path, kind: str) -> list[Path]:
-    root = out / "incidents"
-    if not root.is_dir():
-        return []
-    return sorted(p for p in root.iterdir() if f"-{kind}-" in p.name and (p / REPORT_JSON).is_file())
-
-
-def report(path: Path) -> dict[str, Any]:
-    doc: dict[str, Any] = orjson.loads((path / REPORT_JSON).read_bytes())
-    return doc
-
-
-def _seconds(stamp: str) -> float:
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-
-
-def start_flight(args: list[str], env: dict[str, str] | None = None) -> Any:
-    import subprocess
-    import sys
-
-    from rec_support import REPO, child_env
-
-    return subprocess.Popen(
-        [sys.executable, "-m", "replay.cli", "record", "--status", "plain", *args],
-        env={**child_env(), "EVICTLENS_WEBHOOK_BACKOFF_S": "0.05", **(env or {})},
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 @dataclass(frozen=True)
@@ -165,7 +95,7 @@ def test_the_eviction_is_an_incident_within_one_interval_and_5s_with_the_exact_m
     inc = doc["incident"]
     assert (inc["node"], inc["pod"], inc["uid"]) == ("node-000", flown.evicted["pod"], flown.evicted["uid"])
     first = doc.get("first_published") or doc["generated"]
-    assert _seconds(first) - _seconds(inc["stored"]) <= INTERVAL + 5, (first, inc["stored"])
+    assert seconds(first) - seconds(inc["stored"]) <= INTERVAL + 5, (first, inc["stored"])
     assert doc["real_message"] == flown.evicted["message"]
     assert doc["predicted"]["message"] == flown.evicted["message"]  # byte for byte
     assert doc["same_message"] is True and doc["message_diff"] is None
@@ -188,7 +118,7 @@ def test_the_oom_kill_is_an_incident_with_the_kernel_side(flown: Flown) -> None:
     k = flown.killed
     assert (inc["node"], inc["pod"], inc["container"]) == ("node-001", k["pod"], k["container"])
     first = doc.get("first_published") or doc["generated"]
-    assert _seconds(first) - _seconds(inc["stored"]) <= INTERVAL + 5
+    assert seconds(first) - seconds(inc["stored"]) <= INTERVAL + 5
     kernel = doc["kernel"]
     assert isinstance(kernel["oom_score_adj"], int) and kernel["qos"]
     assert kernel["passes_before"] and kernel["cause"]
