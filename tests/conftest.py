@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from replay.cli import main
+
+# The fake clusters tick faster than any kubelet: let `record` take sub-second intervals in the suite (and in the
+# commands it starts, which inherit the environment); users get the 1 s floor (recordings/recorder/options.py).
+os.environ.setdefault("EVICTLENS_MIN_INTERVAL", "0.1")
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from kube.duration import parse_duration_seconds
@@ -175,12 +177,47 @@ def add_record_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+MIN_INTERVAL = 1.0
+"""--interval floor, in seconds (the kubelet's own housekeeping period is 10 s). ``EVICTLENS_MIN_INTERVAL``
+lowers it for the test suite only, whose fake clusters tick faster than any kubelet."""
+
+
+def _min_interval() -> float:
+    try:
+        return float(os.environ.get("EVICTLENS_MIN_INTERVAL", MIN_INTERVAL))
+    except ValueError:
+        return MIN_INTERVAL
+
+
+def _check_ca_file(path: str) -> None:
+    """--kubelet-ca must be a readable PEM bundle; say so before any connection is tried."""
+    try:
+        head = Path(path).read_bytes()[: 1 << 20] if Path(path).stat().st_size <= 16 << 20 else b""
+    except OSError as exc:
+        raise RecordingError(f"cannot read the CA bundle ({exc.strerror})", source="--kubelet-ca") from None
+    if b"-----BEGIN CERTIFICATE-----" not in head:
+        raise RecordingError(
+            "expected a PEM CA bundle (-----BEGIN CERTIFICATE-----), e.g. the kubelet's serving CA",
+            source="--kubelet-ca",
+        )
+
+
 def options_from_args(args: argparse.Namespace) -> RecordOptions:
     if not args.output:
         raise RecordingError("is required (the recording directory to create)", source="-o/--output")
     if args.concurrency < 1:
         raise RecordingError("expected a positive integer", source="--concurrency")
     interval = parse_duration_seconds(args.interval, flag="--interval")
+    if interval < _min_interval():
+        raise RecordingError(
+            f"{args.interval} is under {_min_interval():g}s: the kubelet refreshes the stats it serves every 10 s "
+            "(housekeeping), so faster ticks only record the same numbers again; use at least 1s",
+            source="--interval",
+        )
+    if args.kubelet_port is not None and not 1 <= args.kubelet_port <= 65535:
+        raise RecordingError(f"expected a TCP port from 1 to 65535, got {args.kubelet_port}", source="--kubelet-port")
+    if args.kubelet_ca:
+        _check_ca_file(args.kubelet_ca)
     retain = parse_duration_seconds(args.retain, flag="--retain") if getattr(args, "retain", None) else None
     if retain is not None and retain < 2 * interval:
         raise RecordingError(

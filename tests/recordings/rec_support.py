@@ -37,6 +37,7 @@ def child_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(HERE), str(REPO), env.get("PYTHONPATH", "")])
     env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
+    env["EVICTLENS_MIN_INTERVAL"] = "0.1"  # the fake clusters tick faster than a kubelet (options.MIN_INTERVAL)
     for key in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
         env.pop(key, None)
     return env
