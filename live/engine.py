@@ -88,6 +88,8 @@ class LiveEngine:
         self.last_tick: int | None = None
         self.notes: list[str] = []
         self._limits = StorageLimitsCache()
+        self.resumed: list[str] = []
+        """Nodes start-up carried on the fast path (the rest of their ticks, and other nodes, stepped)."""
         rec = open_recording(self.root)
         self.notes.extend(rec.notes)
         observed = self._start(rec)
@@ -130,6 +132,7 @@ class LiveEngine:
             self._objects(loose.rows("objects"), index=False)
             for name, stepper in resume_nodes(rec, self.request, until, pods).items():
                 self._node(name).stepper = stepper
+            self.resumed = sorted(until)
             self._ground_truth(loose, quiet=True)
             self.last_tick = cut
             self._tail_frames = recorded_frames(rec, after_tick=cut)

@@ -61,13 +61,26 @@ class JournalTail:
         self.last_observed = after_observed
         """The newest object observation returned (µs): tickless frames up to it are skipped."""
         self.notes: list[str] = []
-        segments = fmt.list_segments(root)
-        covered = {s for first, last, _p in fmt.list_parts(root) for s in range(first, last + 1)}
-        open_segments = [seq for seq, _p in segments if seq not in covered]
-        start = open_segments[0] if open_segments else (max(covered) + 1 if covered else 1)
-        self.position = TailPosition(start)
+        self.position = TailPosition(self._start())
         self.torn = 0
         """Bytes after the last intact frame of the current segment (a frame being written)."""
+
+    def _start(self) -> int:
+        """The first segment that may hold a tick after ``last_tick``: the oldest open one, or the first of a part
+        folded after start-up read the recording (its ticks are then read from the part)."""
+        parts = fmt.list_parts(self.root)
+        covered = {s for first, last, _p in parts for s in range(first, last + 1)}
+        open_segments = [seq for seq, _p in fmt.list_segments(self.root) if seq not in covered]
+        start = open_segments[0] if open_segments else (max(covered) + 1 if covered else 1)
+        if self.last_tick is None:
+            return min([start, *(first for first, _l, _p in parts)])
+        for first, _last, part in reversed(parts):
+            top = _max_tick(part)
+            if top is not None and top <= self.last_tick:
+                break
+            if top is not None:
+                start = first
+        return start
 
     def read(self) -> list[Frame]:
         """Every frame finished since the last read; cheap (a few stat calls) when nothing is new."""
@@ -156,14 +169,25 @@ class JournalTail:
                 if df.height:
                     tables[name] = df
         except (OSError, pl.exceptions.PolarsError) as exc:
-            raise RecordingError(f"cannot read a part the writer just published ({exc})", source=str(part)) from None
+            raise RecordingError(
+                f"cannot read a part the writer just published ({exc})",
+                source=str(part),
+            ) from None
         self.notes.append(f"read the end of a folded journal segment from {part.name}")
-        loose = Frame(None, 0, {n: _columns(df) for n, df in tables.items() if "tick" not in ALL_SCHEMAS[n]})
+        loose = Frame(
+            None,
+            0,
+            {n: _columns(df) for n, df in tables.items() if "tick" not in ALL_SCHEMAS[n]},
+        )
         out = [loose] if loose.tables else []
         ticks = tables.get("ticks")
         if ticks is not None:
             for (tick,), tick_rows in sorted(ticks.partition_by("tick", as_dict=True).items()):
-                frame = Frame(int(tick), _micros(tick_rows["time"][0]), {"ticks": _columns(tick_rows)})
+                frame = Frame(
+                    int(tick),
+                    _micros(tick_rows["time"][0]),
+                    {"ticks": _columns(tick_rows)},
+                )
                 for name, df in tables.items():
                     if "tick" in ALL_SCHEMAS[name] and name != "ticks":
                         rows = df.filter(pl.col("tick") == tick)
@@ -173,8 +197,22 @@ class JournalTail:
                 self.last_tick = int(tick)
         observed = [o for f in out for o in f.tables.get("objects", {}).get("observed", [])]
         if observed:
-            self.last_observed = max([*observed, *([self.last_observed] if self.last_observed is not None else [])])
+            self.last_observed = max(
+                [
+                    *observed,
+                    *([self.last_observed] if self.last_observed is not None else []),
+                ]
+            )
         return out
+
+
+def _max_tick(part: Path) -> int | None:
+    """The last tick a part holds (None: no ticks table, or it cannot be read: left to the reader's checks)."""
+    try:
+        found = pl.scan_parquet(part / "ticks.parquet").select(pl.col("tick").max()).collect().item()
+    except (OSError, pl.exceptions.PolarsError):
+        return None
+    return None if found is None else int(found)
 
 
 def _micros(value: Any) -> int:

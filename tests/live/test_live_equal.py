@@ -99,3 +99,35 @@ def test_polling_seldom_reads_folded_segments_from_their_parts(scenario_recs: di
     engine, events = run_live(scenario_recs["jvm-spike"], tmp_path / "rec", poll_every=11, fold_every=3)
     assert live_decisions(events) == replay_decisions(tmp_path / "rec")
     assert any("folded" in n for n in engine._tail.notes)
+
+
+@pytest.mark.parametrize("name", ["jvm-spike", "disk-pressure", "soft-grace", "local-storage-limits", "pid-pressure"])
+def test_opened_mid_way_the_engine_goes_on_as_replay(
+    name: str, scenario_recs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Start-up on a recording half written carries each node on the fast path (all but the last 3 ticks) and
+    steps the rest; from there on the decisions are replay's, and the conditions at the end too."""
+    import live.engine
+
+    monkeypatch.setattr(live.engine, "HISTORY_TICKS", 3)
+    ticks = open_recording(scenario_recs[name])._table("ticks")["tick"].n_unique()
+    dst = tmp_path / "rec"
+    events: list[LiveEvent] = []
+    engines: list[LiveEngine] = []
+    opened_at: list[int] = []
+
+    def committed(tick: int) -> None:
+        if not engines and tick >= ticks // 2:
+            engines.append(LiveEngine(dst))
+            opened_at.append(tick)
+        elif engines:
+            events.extend(engines[0].poll())
+
+    feed(scenario_recs[name], dst, committed, fold_every=5, finalize=False)
+    events.extend(engines[0].poll())
+    assert engines[0].resumed
+    (result,) = replay(open_recording(dst), [SettingsRequest()], closed_loop=False)
+    later = sorted((e.node, e.uid, to_micros(e.time), e.message) for e in result.evictions if e.tick > opened_at[0])
+    assert live_decisions(events)[0] == later
+    at_end = {(r["node"], r["condition"]) for r in result.conditions.iter_rows(named=True) if r["to"] is None}
+    assert {(n, c) for n, now in engines[0].nodes().items() for c in now.conditions} == at_end
