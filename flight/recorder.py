@@ -77,6 +77,7 @@ class FlightRecorder:
         self.pending: dict[str, tuple[Incident, int]] = {}  # name → (incident, when its after-window ends, µs)
         self.recording_start: int | None = None
         self.failures = 0
+        self.disabled = False
         self._jobs: queue.Queue[_Job | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._webhook_failures: Any = None
@@ -113,7 +114,12 @@ class FlightRecorder:
 
     def _start(self) -> None:
         """On the first tick: the directory exists now; find what a previous run left."""
-        self.store.ensure()
+        try:
+            self.store.ensure()
+        except OSError as exc:
+            self.disabled = True
+            self.log(f"no incidents: cannot create {self.store.dir} ({exc.strerror}); the recording goes on")
+            return
         try:
             manifest = fmt.Manifest.from_json((self.root / fmt.MANIFEST).read_bytes(), source=str(self.root))
             if manifest.start_time:
@@ -136,8 +142,12 @@ class FlightRecorder:
 
     # -- the recorder's hooks (on its event loop: never block) ------------------------------
     def tick_stored(self, stored: StoredTick) -> None:
+        if self.disabled:
+            return
         if self._thread is None:
             self._start()
+            if self.disabled:
+                return
         new = [i for i in (*from_evictions(stored.evictions), *from_kills(stored.kills)) if i.key not in self.seen]
         early = []
         for inc in new:

@@ -115,3 +115,19 @@ def test_an_after_window_left_open_is_finished_by_the_next_start_and_said_at_sto
     assert doc["window"]["complete"] is False and "stopped before the after-window ended" in doc["window"]["note"]
     assert doc["first_published"] <= doc["generated"] and doc["same_message"] is True
     assert sum("incident Evicted" in line for line in said) == 1, said
+
+
+def test_an_incidents_directory_that_cannot_be_made_is_said_once_and_the_recording_goes_on(tmp_path: Path) -> None:
+    from flight.recorder import FlightOptions, FlightRecorder
+    from recordings.recorder.hooks import StoredTick
+
+    root = tmp_path / "rec"
+    assert main(["scenario", "--sample", "sidecar-stress", "-o", str(root)]) == 0
+    (root / "incidents").write_text("in the way\n")
+    rows = tuple(_rows(open_recording(root).evictions()))
+    said: list[str] = []
+    hook = FlightRecorder(root, FlightOptions(60, 0, 10, 1 << 30), log=said.append)
+    for index in range(3):
+        hook.tick_stored(StoredTick(root, index, 0, rows, ()))
+    hook.stopped()
+    assert len(said) == 1 and said[0].startswith("no incidents: cannot create") and "goes on" in said[0], said
