@@ -18,15 +18,21 @@ def run_tui(args: argparse.Namespace) -> int:
 
     from kube.errors import InputError
     from tui.app import make_app
+    from tui.live_cli import run_live, wants_live
 
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise InputError(
-            "needs an interactive terminal (stdin and stdout); for scripts use evictlens replay --json or -o DIR",
-            field="tui",
-        )
+    def interactive() -> None:
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            raise InputError(
+                "needs an interactive terminal (stdin and stdout); for scripts use evictlens replay --json or -o DIR"
+                + (" (live: evictlens watch)" if wants_live(args) else ""),
+                field="tui",
+            )
 
     if args.jobs is not None and args.jobs < 1:
         raise InputError(f"expected a number of processes of at least 1, got {args.jobs}", field="--jobs")
+    if wants_live(args):  # the live view checks its flags and source before the terminal
+        return run_live(args, Path(args.export_dir) if args.export_dir else None, args.jobs or 0, interactive)
+    interactive()
     app = make_app(args.target, export_dir=Path(args.export_dir) if args.export_dir else None, jobs=args.jobs or 0)
     status = app.run()
     return int(app.return_code or status or 0)
@@ -39,7 +45,9 @@ def add_parser(sub: Any) -> None:
         description="Browse in a terminal UI: a recording (replayed with its recorded settings, with progress), "
         "a results directory (evictlens replay -o DIR), or with no argument the bundled sidecar sample. "
         "Press ? for the keys, ctrl+p for every action by name.",
-        epilog="examples:\n  evictlens tui\n  evictlens tui rec/\n  evictlens tui out/",
+        epilog="examples:\n  evictlens tui\n  evictlens tui rec/\n  evictlens tui out/\n"
+        "  evictlens tui --live --sample jvm-spike --speed 10\n  evictlens tui --live --context prod\n"
+        "  evictlens tui rec/ --follow",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
@@ -56,4 +64,7 @@ def add_parser(sub: Any) -> None:
         help="replay a recording's nodes (and each what-if) over N local processes (default: all cores)",
     )
     p.add_argument("--export-dir", metavar="DIR", help="where ctrl+e / ctrl+j write tables (default: .)")
+    from tui.live_cli import add_live_arguments
+
+    add_live_arguments(p)
     p.set_defaults(func=run_tui)

@@ -39,10 +39,15 @@ class Engine(Protocol):
     def last_tick_time_us(self) -> int | None: ...
 
 
-def default_engine(root: Path) -> Engine:
-    from live.engine import LiveEngine
+def live_engine(warn_seconds: float) -> Callable[[Path], Engine]:
+    """The engine following ``root``; a forecast under ``warn_seconds`` is a warning."""
 
-    return LiveEngine(root)
+    def make(root: Path) -> Engine:
+        from live.engine import LiveEngine
+
+        return LiveEngine(root, warn_seconds=warn_seconds)
+
+    return make
 
 
 class LivePolled(Message):
@@ -74,13 +79,13 @@ class LiveApp(EvictlensApp):
         self,
         source: LiveSource,
         *,
-        engine: Callable[[Path], Engine] = default_engine,
+        engine: Callable[[Path], Engine] | None = None,
         export_dir: Path | None = None,
         jobs: int = 0,
     ) -> None:
         super().__init__(source.root, export_dir=export_dir, jobs=jobs)
         self.source = source
-        self.make_engine = engine
+        self.make_engine = engine or live_engine(600.0)
         self.live = LiveState()
         self.finished = False
         self._stop = threading.Event()
@@ -92,6 +97,7 @@ class LiveApp(EvictlensApp):
         event.prevent_default()  # not the base app's loading of a recording (Textual calls each class's handler)
 
         await self.push_screen(LiveOverviewScreen())
+        self.source.start()
         self.run_worker(self._poll_loop, name="following the recording", group="live", thread=True, exit_on_error=False)
 
     def _target_name(self) -> str:
@@ -109,9 +115,10 @@ class LiveApp(EvictlensApp):
                 raise EvictlensError(failure)
             if engine is None and (self.source.root / "manifest.json").is_file():
                 engine = self.make_engine(self.source.root)
+                self.source.following(getattr(engine, "last_tick", None))
             if engine is not None:
                 finished = self.source.finished()  # before the poll: a tick written meanwhile is still read
-                events = engine.poll()
+                events = sorted(engine.poll(), key=lambda e: e.time_us)
                 nodes = engine.nodes()
                 now = (engine.last_tick_time_us, len(nodes))
                 if events or now != last or finished:
@@ -140,9 +147,18 @@ class LiveApp(EvictlensApp):
             if isinstance(screen, LiveOverviewScreen):
                 screen.show_failure(message.label, message.problem)
 
-    def on_unmount(self) -> None:
+    async def shutdown(self) -> None:
+        """Quit: the writer this process started stops first (a cluster's recorder finalizes in this loop)."""
         self._stop.set()
         self.source.stop()
+        if self.source.finish is not None:
+            self.notify("stopping the recorder…", timeout=30)
+            await self.source.finish()
+        self.exit()
+
+    def on_unmount(self) -> None:
+        self._stop.set()
+        self.source.stop()  # its owner closes it (removes a private recording) once the app has ended
         for tmp in self._snapshots:
             cleanup = getattr(tmp, "cleanup", None)
             if cleanup is not None:

@@ -10,65 +10,46 @@ The TUI only follows the directory with :class:`live.engine.LiveEngine`; it neve
 from __future__ import annotations
 
 import contextlib
-import fcntl
+import math
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kube.errors import InputError
 
 LOCK = "writer.lock"
-"""recordings/FORMAT.md §3.1: a writer holds an exclusive ``flock`` on it for its whole lifetime."""
+"""recordings/FORMAT.md §3.1: a writer holds it for its whole lifetime (never copied into a snapshot)."""
 
-
-def writer_pid(root: Path) -> int | None:
-    """The pid of the process writing the recording at ``root`` (its ``writer.lock`` held), else None: a
-    finished recording has no lock file, and one left by a killed writer is held by nobody. The probe is a
-    shared lock taken and dropped at once (as ``pack`` does), so it never blocks the writer."""
-    try:
-        fd = os.open(root / LOCK, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-            return int(text) if text.isdigit() else -1
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
-
-
-def check_follow(path: Path) -> None:
-    """``tui REC --follow`` before going full-screen: a recording directory that a writer holds now, else one
-    line (exit 2)."""
-    if not (path / "manifest.json").is_file():
-        raise InputError("expected a recording directory (with manifest.json) to follow", source=str(path))
-    if writer_pid(path) is None:
-        raise InputError(
-            "is not being written (no writer holds writer.lock): --follow needs a recording that record, the "
-            "flight recorder or scenario is writing now; open a finished one with evictlens tui REC",
-            source=str(path),
-        )
+PACE_ENV = "EVICTLENS_PLAY_PACE"
+"""A test hook: the played sample's clock runs this many times faster than its ``--speed`` says (the pty test
+plays ``--speed 10`` without waiting half a minute); unset in use."""
 
 
 @dataclass
 class LiveSource:
-    """A recording being written and how it came to be: what the live view follows."""
+    """A recording being written and how it came to be: what the live view follows (one of live/sources.py's
+    sources, seen through what the view asks of it)."""
 
     root: Path
     """The recording directory (it may not exist yet when a player or recorder is starting)."""
     label: str
-    """What the title says it follows: ``rec/ (being written by pid 4242)``, ``sample jvm-spike at 10×``."""
+    """What the title says it follows: ``rec/``, ``sample jvm-spike at 10×``, ``cluster (context prod)``."""
+    start: Callable[[], None] = field(default=lambda: None)
+    """Called once in the app's event loop (a cluster's recorder runs there: it installs signal handlers)."""
+    following: Callable[[int | None], None] = field(default=lambda _tick: None)
+    """The engine has opened the recording up to this tick (a played sample then commits its first tick)."""
     stop: Callable[[], None] = field(default=lambda: None)
     """Stops the writer this process started (a player, a recorder); nothing for ``--follow``."""
+    close: Callable[[], None] = field(default=lambda: None)
+    """Removes what the source made (a private temporary recording), after :attr:`stop`."""
     failure: Callable[[], str | None] = field(default=lambda: None)
     """The writer's failure as one line (a cluster that stopped answering, a scenario that failed), else None."""
+    finish: Callable[[], Awaitable[None]] | None = None
+    """Waits (in the app's loop) for the writer to end after :attr:`stop` (a cluster's recorder finalizing)."""
     finished: Callable[[], bool] = field(default=lambda: False)
     """The writer is done (a sample played to its end, a followed recording finalized): no more ticks."""
     interval_seconds: float = 10.0
@@ -76,22 +57,112 @@ class LiveSource:
     speed: float = 1.0
 
     def poll_seconds(self) -> float:
-        """How often the view asks the engine for new ticks: four times a tick at the source's pace, at least
-        20 times a second at most (a sample at 100× still leaves the UI its frames)."""
+        """How often the view asks the engine for new ticks: four times a tick at the source's pace, between
+        20 times a second (a sample at 100× still leaves the UI its frames) and once a second."""
+        if not math.isfinite(self.speed):
+            return 0.05
         return max(0.05, min(1.0, self.interval_seconds / self.speed / 4))
 
 
 def follow_source(path: Path) -> LiveSource:
-    """A recording another process writes (``tui REC --follow``)."""
-    check_follow(path)
+    """A recording another process writes (``tui REC --follow``): refused in one line when none does
+    (live/sources.py ``FollowSource``, as ``watch REC --follow``)."""
+    from live.sources import FollowSource, writer_pid
+
+    src = FollowSource(path)
     pid = writer_pid(path)
-    interval = _interval(path)
-
-    def finished() -> bool:
-        return writer_pid(path) is None
-
     return LiveSource(
-        path, f"{path} (being written by pid {pid})", finished=finished, interval_seconds=interval or 10.0
+        path,
+        f"{path} (written by pid {pid})" if pid else str(path),
+        finished=src.finished,
+        interval_seconds=_interval(path) or 10.0,
+    )
+
+
+def sample_source(
+    name: str,
+    speed_text: str | None,
+    *,
+    kubelet_version: str | None = None,
+    clock: Callable[[], float] | None = None,
+) -> LiveSource:
+    """A bundled scenario (or a scenario file) played into a private growing recording at ``--speed``;
+    ``clock`` (monotonic seconds) paces it (tests drive it; else the wall clock, times :data:`PACE_ENV`)."""
+    from live.play import ScenarioPlayer, load_sample, parse_speed
+    from live.sources import SampleSource
+
+    speed = parse_speed(speed_text or "10")
+    scenario = load_sample(name, kubelet_version=kubelet_version)
+    pace = 1.0 if clock is not None else float(os.environ.get(PACE_ENV) or 1.0)
+    if clock is None:
+        clock = time.monotonic if pace == 1.0 else (lambda: time.monotonic() * pace)
+    src = SampleSource(
+        lambda out, hold: ScenarioPlayer(
+            scenario, out, speed=speed, kubelet_version=kubelet_version, clock=clock, hold_first=hold
+        )
+    )
+
+    def failure() -> str | None:
+        error = src.error()
+        return None if error is None else one_line(error)
+
+    shown = "max" if not math.isfinite(speed) else f"{speed:g}×"
+    return LiveSource(
+        src.root,
+        f"sample {name} played at {shown}",
+        following=src.following,
+        stop=src.stop,
+        close=src.close,
+        failure=failure,
+        finished=src.finished,
+        interval_seconds=scenario.interval / 1e6,
+        speed=speed * pace,
+    )
+
+
+def cluster_source(forwarded: list[str]) -> LiveSource:
+    """A live cluster recorded in this process (live/sources.py ``ClusterSource``: ``record``'s recorder with
+    its access paths, RBAC, redaction and fault handling) into a private directory. The API server is reached
+    here, before the screen goes full: no cluster → one line, exit 2."""
+    import asyncio
+
+    from live.sources import ClusterSource
+
+    src = ClusterSource(forwarded)
+    try:
+        asyncio.run(src.preflight())
+    except BaseException:
+        src.close()
+        raise
+
+    def failure() -> str | None:
+        task = src.task
+        if task is None or not task.done() or task.cancelled() or task.exception() is None:
+            return None
+        return one_line(task.exception())  # type: ignore[arg-type]
+
+    async def finish() -> None:
+        task = src.task
+        if task is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(task), timeout=30)
+        except TimeoutError:
+            task.cancel()
+        except BaseException:  # its failure was shown while it ran (failure())
+            return
+
+    context = next((forwarded[i + 1] for i, f in enumerate(forwarded[:-1]) if f == "--context"), None)
+    return LiveSource(
+        src.root,
+        f"cluster (context {context})" if context else "cluster (current context)",
+        start=src.start,
+        stop=src.stop,
+        finish=finish,
+        close=src.close,
+        failure=failure,
+        finished=src.finished,
+        interval_seconds=src.opts.interval,
     )
 
 
@@ -110,6 +181,12 @@ def _interval(path: Path) -> float | None:
     except (OSError, ValueError, KeyError, TypeError, InputError, orjson.JSONDecodeError):
         return None
     return seconds if seconds > 0 else None
+
+
+def one_line(exc: BaseException) -> str:
+    from tui.messages import one_line as line
+
+    return line(exc)
 
 
 def snapshot(root: Path, into: Path) -> Path:

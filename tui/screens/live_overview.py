@@ -138,8 +138,8 @@ def event_records(state: LiveState) -> tuple[list[Column], list[Record]]:
         Column("time", "time"),
         Column("event", "event"),
         Column("node", "node"),
-        Column("pod", "pod"),
         Column("vs", "vs. predicted"),
+        Column("pod", "pod"),
         Column("what", "what"),
     ]
     records = []
@@ -152,8 +152,8 @@ def event_records(state: LiveState) -> tuple[list[Column], list[Record]]:
                     to_datetime(e.time_us).strftime("%H:%M:%S"),
                     KIND_LABEL.get(e.kind, e.kind),
                     e.node,
-                    _pod(e),
                     flag(state, row),
+                    _pod(e),
                     what(e),
                 ),
                 KIND_STYLE.get(e.kind, ""),
@@ -163,7 +163,14 @@ def event_records(state: LiveState) -> tuple[list[Column], list[Record]]:
 
 
 def _pod(e: LiveEvent) -> str | None:
-    pod, ns = e.details.get("pod"), e.details.get("namespace")
+    """The event's pod; a warning's: the pod next to go then; a node-wide kill (``SystemOOM``) names none."""
+    details = e.details
+    nxt = details.get("next_to_go")
+    if e.kind == "warning" and isinstance(nxt, dict):
+        details = nxt
+    if e.kind == "kernel-kill" and details.get("kind") == "SystemOOM":
+        return None
+    pod, ns = details.get("pod"), details.get("namespace")
     if not pod:
         return None
     return f"{ns}/{pod}" if ns else str(pod)
@@ -172,10 +179,11 @@ def _pod(e: LiveEvent) -> str | None:
 def what(e: LiveEvent) -> str:
     d = e.details
     if e.kind == "warning":
-        signal, kind = d.get("signal"), d.get("threshold_kind")
+        signal, kind, limit = str(d.get("signal")), d.get("threshold_kind"), d.get("threshold")
         seconds = d.get("seconds_to_threshold")
         when = fmt_seconds(float(seconds)) if isinstance(seconds, (int, float)) else "?"
-        return f"{signal} {kind or ''} threshold in {when}".replace("  ", " ")
+        value = fmt_signal_value(signal, limit) if isinstance(limit, int) else ""
+        return " ".join(str(p) for p in (SHORT_SIGNAL.get(signal, signal), kind, value, f"in {when}") if p)
     if e.kind in ("pressure-start", "pressure-end"):
         return _text(d.get("condition") or d.get("conditions"))
     if e.kind == "stale":
@@ -202,7 +210,10 @@ def flag(state: LiveState, row: Row) -> str | None:
         predicted = predicted_message(state, row)
         if predicted is None:
             return "✗ not predicted"
-        return "✔ same message" if predicted == e.details.get("message") else "≠ message differs"
+        same = predicted == e.details.get("message")
+        if e.details.get("predicted") is False and e.details.get("was_next_to_go"):
+            return "~ was next, " + ("same message" if same else "≠ message")
+        return "✔ same message" if same else "≠ message differs"
     if e.kind == "kernel-kill":
         warned = [
             r.event.time_us
@@ -210,8 +221,8 @@ def flag(state: LiveState, row: Row) -> str | None:
             if r.event.kind == "warning" and r.event.node == e.node and r.event.time_us <= e.time_us
         ]
         if not warned:
-            return "not the kubelet; no warning"
-        return f"not the kubelet; warned {fmt_seconds((e.time_us - min(warned)) / 1e6)} before"
+            return "no warning before"
+        return f"warned {fmt_seconds((e.time_us - min(warned)) / 1e6)} before"
     return None
 
 
@@ -268,7 +279,7 @@ class LiveOverviewScreen(LiveScreen):
             f" · {len(state.nodes)} nodes · ",
             (f"{pressure} under pressure", "bold orange1" if pressure else ""),
             (f" · {stale} stale" if stale else "", "bold yellow"),
-            (" · the writer finished: no more ticks" if self.live_app.finished else "", "dim"),
+            (" · finished (no more ticks)" if self.live_app.finished else "", "dim"),
         )
 
     def show_failure(self, label: str, problem: str) -> None:
@@ -368,7 +379,7 @@ class LiveOverviewScreen(LiveScreen):
         self.query_one("#live-nodes", RecordTable).focus()
 
     def action_quit(self) -> None:
-        self.app.exit()
+        self.run_worker(self.live_app.shutdown(), name="stopping", group="quit", exclusive=True)
 
 
 def _matches(record: Record, text: str) -> bool:
@@ -389,8 +400,9 @@ def node_detail(n: NodeNow) -> Text:
         out.append("\nnext to go: none (no pod the manager could evict)", style="dim")
     else:
         out.append("\nnext to go: ", style="bold")
-        out.append(f"{nxt.namespace}/{nxt.pod} ({nxt.resource}; {nxt.reason}; {nxt.basis})\n  ")
+        out.append(f"{nxt.namespace}/{nxt.pod} ({nxt.resource})  ")
         out.append(nxt.message, style="italic")
+        out.append(f"\n  {nxt.reason}; {nxt.basis}", style="dim")
     for f in sorted(n.forecasts, key=lambda f: (signal_key(f.signal), f.threshold_kind)):
         now, limit = fmt_signal_value(f.signal, f.observed), fmt_signal_value(f.signal, f.threshold)
         out.append(f"\n{f.signal} {now} → {f.threshold_kind} {limit}: ")

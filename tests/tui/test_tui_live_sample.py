@@ -1,0 +1,77 @@
+"""``tui --live --sample jvm-spike``: the bundled scenario played into a growing recording, followed by the real
+live engine. The play's clock is the test's: a warning shows while the kill is still to come, then the kill row
+arrives flagged against it, and it opens like any other kill (the node's timeline of a replay of the recording
+as it is now)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pilot_wait import showing, until
+
+from tui.live_app import LiveApp
+from tui.live_source import sample_source
+from tui.screens.live_overview import LiveOverviewScreen
+from tui.screens.timeline import TimelineScreen
+from tui.widgets.record_table import RecordTable
+
+pytestmark = pytest.mark.anyio
+
+
+class Clock:
+    """The play's monotonic clock, moved by the test (the player waits on it, never the test on the player)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _events(app: Any) -> list[str]:
+    try:
+        table = app.screen.query_one("#live-events", RecordTable)
+    except Exception:
+        return []
+    return [" ".join(str(c) for c in table.get_row_at(i)) for i in range(table.row_count)]
+
+
+def _has(app: Any, text: str) -> bool:
+    return any(text in row for row in _events(app))
+
+
+async def test_a_warning_shows_before_the_kill_and_the_kill_row_after(sample_cache: Any) -> None:
+    clock = Clock()
+    source = sample_source("jvm-spike", "10", clock=clock)  # a tick (10 s) each second of the clock
+    app = LiveApp(source)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: showing(app, LiveOverviewScreen), "the live overview")
+            await until(pilot, lambda: app.live.last_time_us is not None, "the first tick")
+            clock.now = 15.0  # 00:02:30 in the scenario: java's memory heads for the threshold, no kill yet
+            await until(pilot, lambda: _has(app, "⚠ warning"), "a warning")
+            assert not _has(app, "OOM KILL"), _events(app)
+            assert _has(app, "memory hard")
+            clock.now = 1000.0  # the rest of the play
+            await until(pilot, lambda: _has(app, "✖ OOM KILL"), "the kernel's kill")
+            await until(pilot, lambda: app.finished, "the end of the play")
+            rows = _events(app)
+            kill = next(r for r in rows if "orders-jvm" in r and "OOM KILL" in r)
+            assert "warned" in kill and "before" in kill, rows
+            # the kill opens like any other: the node's timeline on memory, from a replay of the recording now
+            table = app.screen.query_one("#live-events", RecordTable)
+            table.focus()
+            index = next(i for i, r in enumerate(_events(app)) if "orders-jvm" in r and "OOM KILL" in r)
+            table.move_cursor(row=index)
+            await pilot.press("enter")
+            await until(pilot, lambda: getattr(showing(app, TimelineScreen), "model", None) is not None, "its timeline")
+            screen = app.screen
+            assert isinstance(screen, TimelineScreen) and screen.model is not None
+            assert screen.node == "worker-1" and screen.model.signal == "memory.available"
+            assert screen.model.kills, "the replayed timeline marks the kill"
+            await pilot.press("escape")
+            await until(pilot, lambda: showing(app, LiveOverviewScreen), "back to the live overview")
+    finally:
+        source.stop()
+        source.close()

@@ -1,0 +1,100 @@
+"""``evictlens tui --live --sample jvm-spike --speed 10`` in a real 80×24 pseudo-terminal: a warning row shows
+while the kill is still to come, then the kill row; and the live flags' bad input as one line, exit 2, before the
+screen goes full."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pexpect  # type: ignore[import-untyped]
+import pytest
+from vt_screen import Screen, wait_for_screen
+
+from tui.live_source import PACE_ENV
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _command() -> tuple[str, list[str]]:
+    script = Path(sys.executable).parent / "evictlens"
+    if script.exists():
+        return str(script), ["tui"]
+    return sys.executable, ["-m", "replay.cli", "tui"]
+
+
+def test_the_sample_play_warns_before_the_kill_at_80x24(tmp_path: Path) -> None:
+    """The play's clock runs twice as fast as ``--speed 10`` says (``EVICTLENS_PLAY_PACE``): the warning comes at
+    ~6 s, the kill ~5 s later; each wait is on what the terminal shows."""
+    program, args = _command()
+    env = {
+        **os.environ,
+        "TERM": "xterm-256color",
+        "COLUMNS": "80",
+        "LINES": "24",
+        PACE_ENV: "2",
+        "TMPDIR": str(tmp_path),
+    }
+    child = pexpect.spawn(
+        program,
+        [*args, "--live", "--sample", "jvm-spike", "--speed", "10"],
+        cwd=str(ROOT),
+        env=env,
+        dimensions=(24, 80),
+        encoding="utf-8",
+        timeout=90,
+    )
+    screen = Screen(24, 80)
+    try:
+        wait_for_screen(child, screen, shows=["sample jvm-spike", "worker-1"])
+        wait_for_screen(child, screen, shows=["⚠ warning"], hides=["OOM KILL"])  # before the kill
+        wait_for_screen(child, screen, shows=["✖ OOM KILL", "⚠ warning", "warned"])  # the kill's row, after it
+        child.send("q")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0, screen.text()
+    assert not any(tmp_path.iterdir()), "the played recording goes with the view"
+
+
+def _run(*argv: str) -> subprocess.CompletedProcess[str]:
+    program, args = _command()
+    return subprocess.run(
+        [program, *args, *argv],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_follow_refuses_a_recording_nobody_writes(jvm_rec: Path) -> None:
+    done = _run(str(jvm_rec), "--follow")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "is not being written" in done.stderr, done.stderr
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--follow"], "--follow: follows a recording being written"),
+        (["--sample", "jvm-spike"], "--sample: plays a sample in the live view: add --live"),
+        (["--live", "--speed", "10"], "--speed: takes effect only with --live --sample NAME"),
+        (
+            ["--live", "--sample", "jvm-spike", "--context", "prod"],
+            "--context: is for a live cluster; not with --sample",
+        ),
+        (["--live", "--sample", "jvm-spike", "--warn", "soon"], "--warn"),
+        (["--live", "--sample", "jvm-spike", "--speed", "fast"], "--speed"),
+        (["--live", "--sample", "no-such-scenario"], "no-such-scenario"),
+    ],
+)
+def test_bad_live_flags_are_one_line(argv: list[str], expected: str) -> None:
+    done = _run(*argv)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and expected in done.stderr, done.stderr
