@@ -290,11 +290,9 @@ class RecordingWriter:
         (deleted while no recorder ran). Returns how many."""
         gone = 0
         at = now_micros()
-        for key, row in list(self._resumed_objects.items()):
-            if row["kind"] not in kinds:
-                continue
-            del self._resumed_objects[key]
-            if key in self._seen:
+        resumed, self._resumed_objects = self._resumed_objects, {}  # asked once: other kinds are not judged
+        for key, row in resumed.items():
+            if row["kind"] not in kinds or key in self._seen:
                 continue
             cols = self._loose["objects"]
             for col in cols:
@@ -302,8 +300,7 @@ class RecordingWriter:
                 cols[col].append(at if col == "observed" else True if col == "deleted" else value)
             self._last_hash.pop(key, None)
             gone += 1
-        if not self._resumed_objects:
-            self._seen.clear()
+        self._seen.clear()
         return gone
 
     def mark_restart(self, nodes: list[str], interval: float) -> bool:
@@ -597,7 +594,7 @@ class RecordingWriter:
         self._publish(final, {name: merged(name) for name in names}, after="the parts written so far hold every tick")
         for _f, _l, path in parts:
             if path != final:
-                fmt.remove_quietly(path)
+                ret.remove_part(path)  # renamed away first: a reader never meets a part half removed
 
     # -- the rolling window ---------------------------------------------------------------
     def _span(self, part: Path) -> ret.PartSpan:

@@ -134,12 +134,14 @@ def main() -> None:
         lost = sorted(t for t, at in seen.items() if at >= first and t not in kept)
         gaps = ticks.filter(~pl.col("ok"))
         restarts = gaps.filter(pl.col("error").str.starts_with("recorder restarted"))["tick"].n_unique()
-        print(
-            f"final recording: {len(kept)} ticks kept ({(max(kept.values()) - first) / 1e6:.0f} s), parts {len(rec.parts)}"
-        )
+        span = (max(kept.values()) - first) / 1e6
+        print(f"final recording: {len(kept)} ticks kept ({span:.0f} s), parts {len(rec.parts)}")
         print(
             f"restart gap ticks still in the window: {restarts}; other gap rows: {gaps.height - restarts * args.nodes}"
         )
+        reasons = gaps.filter(~pl.col("error").str.starts_with("recorder restarted"))
+        for error, count in reasons.group_by(pl.col("error").str.slice(0, 60)).len().sort("len").tail(3).iter_rows():
+            print(f"  gap rows: {count} x {error}")
         for line in resumed:
             print(f"  {line}")
         print(f"finished ticks seen before a stop and inside the final window, lost: {len(lost)} {lost[:10]}")
