@@ -376,6 +376,10 @@ def retry_after_seconds(value: str | None) -> float | None:
         return max(0.0, when.timestamp() - time.time())
 
 
+REFRESH_AHEAD = 60.0
+"""At least this long before an exec token expires, the plugin runs again at the start of a tick."""
+
+
 @dataclass
 class KubeClient:
     """API server client plus, for --kubelet-direct, a client for the kubelets' port 10250."""
@@ -392,6 +396,7 @@ class KubeClient:
 
     auth: ExecCredentialAuth | None = None
     client_cert: str | None = None  # how the kubeconfig names the client certificate, if there is one
+    refresh_ahead: float = REFRESH_AHEAD  # a token expiring sooner is renewed before a tick (build: interval+timeout)
 
     @classmethod
     def build(cls, opts: RecordOptions, transport: httpx2.AsyncBaseTransport | None = None) -> KubeClient:
@@ -430,7 +435,7 @@ class KubeClient:
             klimits = httpx2.Limits(max_connections=opts.concurrency * 3, max_keepalive_connections=None)
             kubelet = httpx2.AsyncClient(**kkwargs, limits=klimits)
         server = str(single.cluster.server)
-        return cls(
+        client = cls(
             api,
             kubelet,
             server,
@@ -440,6 +445,8 @@ class KubeClient:
             auth=exec_auth,
             client_cert=client_certificate_name(loaded),
         )
+        client.refresh_ahead = max(REFRESH_AHEAD, opts.interval + opts.timeout)
+        return client
 
     def dedicated(self) -> KubeClient:
         """Same server and credentials on a connection of its own: one per list+watch loop."""
@@ -458,10 +465,11 @@ class KubeClient:
         return child
 
     async def refresh_credentials(self) -> None:
-        """Run the exec plugin now if its token is missing or expired, outside any request
-        deadline: a plugin that prompts, or a slow cloud login, must not count as a timeout."""
+        """Run the exec plugin now if its token is missing, expired, or expires before this tick's requests
+        are done (``refresh_ahead``), outside any request deadline: a plugin that prompts, or a slow cloud
+        login, must not count as a timeout, and a token expiring mid-tick must not cost the tick."""
         if self.auth is not None:
-            await self.auth.credential()
+            await self.auth.credential(ahead=self.refresh_ahead)
 
     async def close(self) -> None:
         for child in self._children:

@@ -252,14 +252,16 @@ class ExecCredentialAuth(httpx2.Auth):
         return self._parse(proc.returncode or 0, out, err if proc.stderr is not None else None)
 
     # -- the cached credential ------------------------------------------------------------
-    async def credential(self, *, rejected: Credential | None = None) -> Credential:
-        """The cached credential, running the plugin when there is none, it expired, or the
-        server rejected it (``rejected``; skipped if another request already replaced it)."""
+    async def credential(self, *, rejected: Credential | None = None, ahead: float = 0.0) -> Credential:
+        """The cached credential, running the plugin when there is none, it expired (or expires within
+        ``ahead`` seconds), or the server rejected it (``rejected``; skipped if another request already
+        replaced it)."""
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
             cred = self._cred
-            if cred is None or cred.expired(self._now()) or (rejected is not None and cred is rejected):
+            soon = self._now() + dt.timedelta(seconds=ahead)
+            if cred is None or cred.expired(soon) or (rejected is not None and cred is rejected):
                 cred = self._cred = await self._run()
             return cred
 

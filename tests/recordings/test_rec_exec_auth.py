@@ -225,3 +225,36 @@ def test_a_plugin_writing_without_end_is_stopped_at_the_output_bound_in_one_line
     )
     with pytest.raises(CredentialError, match=r"wrote more than 1 MiB \(an ExecCredential is a few KiB\)"):
         asyncio.run(_versions(KubeClient.build(_opts(kc))))
+
+
+def test_a_token_expiring_within_the_next_tick_is_renewed_before_it_outside_any_deadline(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    """Issue 28 item 9: a token that would expire while a tick's requests run is renewed at the tick's start
+    (refresh_credentials, outside the deadline), so no request of the tick waits on the plugin."""
+    log = tmp_path / "plugin.log"
+    kc = write_kubeconfig(
+        server,
+        tmp_path / "kubeconfig",
+        exec_changes={"apiVersion": V1, "interactiveMode": "Never"},
+        plugin_env={"EVL_PLUGIN_LOG": str(log), "EVL_PLUGIN_API_VERSION": V1, "EVL_PLUGIN_EXPIRES_IN": "3600"},
+    )
+    client = KubeClient.build(_opts(kc))
+    assert client.auth is not None and client.refresh_ahead >= 60
+    clock = [dt.datetime.now(dt.UTC)]
+    client.auth._now = lambda: clock[0]
+
+    async def scenario() -> None:
+        try:
+            await client.refresh_credentials()
+            await client.get_json("/version")
+            assert len(plugin_runs(log)) == 1
+            clock[0] += dt.timedelta(seconds=3600 - client.refresh_ahead / 2)  # not expired yet, but soon
+            await client.refresh_credentials()
+            assert len(plugin_runs(log)) == 2, "renewed ahead of its expiry, before the tick's requests"
+            await client.get_json("/version")
+            assert len(plugin_runs(log)) == 2
+        finally:
+            await client.close()
+
+    asyncio.run(scenario())
