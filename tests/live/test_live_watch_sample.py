@@ -6,19 +6,40 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests_live_advice import ADVISED
 from watch_support import Watch, lines_of, run_watch
+
+Lines = list[dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> tuple[Lines, Path]:
+    """The sample at 100× with its own settings (the kernel acts first), and the TMPDIR it played in."""
+    tmp = tmp_path_factory.mktemp("tmpdir")
+    done = run_watch("--sample", "jvm-spike", "--speed", "100", extra_env={"TMPDIR": str(tmp)})
+    assert done.returncode == 0, done.stderr
+    return lines_of(done.stdout), tmp
+
+
+@pytest.fixture(scope="module")
+def advised() -> dict[str, Lines]:
+    """The sample with the advised settings, warned 10 minutes and 1 minute ahead."""
+    out = {}
+    for warn in ("10m", "1m"):
+        done = run_watch("--sample", "jvm-spike", "--speed", "100", "--warn", warn, *ADVISED)
+        assert done.returncode == 0, done.stderr
+        out[warn] = lines_of(done.stdout)
+    return out
 
 
 def _first(lines: list[dict[str, Any]], kind: str) -> int:
     return next(i for i, line in enumerate(lines) if line["kind"] == kind)
 
 
-def test_every_line_has_the_common_fields(tmp_path: Path) -> None:
-    done = run_watch("--sample", "jvm-spike", "--speed", "100", extra_env={"TMPDIR": str(tmp_path)})
-    assert done.returncode == 0, done.stderr
-    assert not any(tmp_path.iterdir()), "the played recording goes with the watch"
-    lines = lines_of(done.stdout)
+def test_every_line_has_the_common_fields(played: tuple[Lines, Path]) -> None:
+    lines, tmp = played
+    assert not any(tmp.iterdir()), "the played recording goes with the watch"
     assert lines
     for line in lines:
         assert list(line)[:5] == ["v", "kind", "time", "node", "tick"] and line["v"] == 1
@@ -30,10 +51,8 @@ def test_every_line_has_the_common_fields(tmp_path: Path) -> None:
     assert first["next_to_go"]["pod"] == "web-6f8d9c7b4-x9vzt"
 
 
-def test_default_settings_warn_before_the_kernel_kill() -> None:
-    done = run_watch("--sample", "jvm-spike", "--speed", "100")
-    assert done.returncode == 0, done.stderr
-    lines = lines_of(done.stdout)
+def test_default_settings_warn_before_the_kernel_kill(played: tuple[Lines, Path]) -> None:
+    lines, _tmp = played
     warning, kill = _first(lines, "warning"), _first(lines, "kernel-kill")
     assert warning < kill and lines[warning]["time"] < lines[kill]["time"]
     w = lines[warning]
@@ -47,10 +66,8 @@ def test_default_settings_warn_before_the_kernel_kill() -> None:
     assert not any(line["kind"] in ("real-eviction", "predicted-eviction") for line in lines)
 
 
-def test_advised_settings_warn_then_the_eviction_arrives_as_predicted() -> None:
-    done = run_watch("--sample", "jvm-spike", "--speed", "100", "--warn", "10m", *ADVISED)
-    assert done.returncode == 0, done.stderr
-    lines = lines_of(done.stdout)
+def test_advised_settings_warn_then_the_eviction_arrives_as_predicted(advised: dict[str, Lines]) -> None:
+    lines = advised["10m"]
     warning, pressure = _first(lines, "warning"), _first(lines, "pressure-start")
     predicted, real = _first(lines, "predicted-eviction"), _first(lines, "real-eviction")
     assert warning < pressure < predicted < real
@@ -64,10 +81,9 @@ def test_advised_settings_warn_then_the_eviction_arrives_as_predicted() -> None:
     assert not any(line["kind"] == "kernel-kill" for line in lines)
 
 
-def test_a_short_warn_warns_later() -> None:
+def test_a_short_warn_warns_later(advised: dict[str, Lines]) -> None:
     """--warn is the horizon: with 1m only forecasts under a minute warn."""
-    wide = lines_of(run_watch("--sample", "jvm-spike", "--speed", "100", "--warn", "10m", *ADVISED).stdout)
-    narrow = lines_of(run_watch("--sample", "jvm-spike", "--speed", "100", "--warn", "1m", *ADVISED).stdout)
+    wide, narrow = advised["10m"], advised["1m"]
     warned_wide = [line for line in wide if line["kind"] == "warning"]
     warned_narrow = [line for line in narrow if line["kind"] == "warning"]
     assert warned_narrow and len(warned_narrow) < len(warned_wide)
