@@ -111,7 +111,10 @@ def _members(src: Path) -> list[tuple[Path, str]]:
 
 def _write_pack(src: Path, dest: Path, files: list[tuple[Path, str]]) -> int:
     index: dict[str, dict[str, int]] = {}
-    fd = fmt.open_private(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    try:
+        fd = fmt.open_private(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    except OSError as exc:  # /proc, a read-only mount, a missing directory
+        raise RecordingError(f"cannot create the file there ({exc.strerror or exc})", source=str(dest)) from None
     try:
         with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
             for path, arcname in files:
@@ -160,8 +163,11 @@ def unpack(src: Path, dest: Path) -> Unpacked:
     while not missing.parent.exists():
         missing = missing.parent
     created_parent = None if dest.parent.exists() else missing
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".unpacking", dir=dest.parent))
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".unpacking", dir=dest.parent))
+    except OSError as exc:  # /proc, a read-only mount, a file where a directory should be
+        raise RecordingError(f"cannot create the directory there ({exc.strerror or exc})", source=str(dest)) from None
     try:
         result = _extract(src, tmp)
         _check_complete(src, tmp, result)

@@ -28,8 +28,12 @@ def replacing_dir(out: Path, *, marker: str, what: str) -> Iterator[Path]:
     out = Path(out)
     if out.exists() and not (out / marker).is_file() and (not out.is_dir() or any(out.iterdir())):
         raise InputError(f"exists and is not {what} (choose a new path)", source=str(out))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    except OSError as exc:  # /proc, a read-only mount, a file where a directory should be, no room
+        why = "a parent is not a directory" if isinstance(exc, FileExistsError | NotADirectoryError) else exc.strerror
+        raise InputError(f"cannot create the output there ({why or exc})", source=str(out)) from None
     try:
         os.chmod(tmp, 0o700)
         yield tmp
