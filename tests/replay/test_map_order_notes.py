@@ -79,3 +79,25 @@ def test_replay_results_keep_and_print_the_alternatives(tmp_path: Path) -> None:
         e.pop("map_order_alternatives")
     doc_path.write_bytes(orjson.dumps(doc))
     assert load(tmp_path / "out").evictions[0].map_order_alternatives == ()
+
+
+def test_fast_path_and_reference_agree_on_the_alternatives(tmp_path: Path) -> None:
+    """memory.available<4.2e9 meets allocatableMemory.available (≈3.87 GiB available in the sample's pods cgroup) at
+    every tick and memory.available at the low ones (all of them here): both met on other numbers — two decisions."""
+    from replay import engine
+    from replay.collect import collect
+    from replay.kubelet.config import FlagOverrides
+    from replay.reference import Replay
+    from replay.settings import SettingsRequest
+
+    path = sidecar_recording(tmp_path / "rec", lows=(True, True, True))
+    request = SettingsRequest(
+        kubelet_version="1.30", overrides=FlagOverrides(eviction_hard=("memory.available<4200000000",))
+    )
+    (fast,) = engine.replay(open_recording(path), [request])
+    replay = Replay(open_recording(path), request)
+    slow = collect(replay, replay.passes())
+    assert fast.evictions == slow.evictions and fast.same_as(slow)
+    with_alternatives = [e for e in fast.evictions if e.map_order_alternatives]
+    assert with_alternatives, [(e.signal, e.time) for e in fast.evictions]
+    assert all(e.map_order_alternatives[0].startswith("memory.available<") for e in with_alternatives)
