@@ -102,6 +102,12 @@ def _pod_spec(d: Deploy, volume: dict[str, Any]) -> dict[str, Any]:
         "args": recorder_args(d),
         "ports": [{"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"}],
         "resources": NODE_RESOURCES if d.per_node else CLUSTER_RESOURCES,
+        # Python and polars load slowly on a CPU limit of 100m: liveness counts only once /healthz answered.
+        "startupProbe": {
+            "httpGet": {"path": "/healthz", "port": "metrics"},
+            "periodSeconds": 5,
+            "failureThreshold": 60,
+        },
         "livenessProbe": probe | {"failureThreshold": 3},
         "readinessProbe": {
             "httpGet": {"path": "/readyz", "port": "metrics"},

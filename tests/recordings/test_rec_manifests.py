@@ -115,6 +115,7 @@ def test_the_pod_meets_the_restricted_pod_security_standard(mode: str) -> None:
     assert sc["allowPrivilegeEscalation"] is False and sc["readOnlyRootFilesystem"] is True
     assert sc["capabilities"] == {"drop": ["ALL"]}
     assert c["livenessProbe"]["httpGet"]["path"] == "/healthz" and c["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert c["startupProbe"]["httpGet"]["path"] == "/healthz"
     assert c["resources"]["limits"]["memory"] == c["resources"]["requests"]["memory"]
     assert {m["mountPath"] for m in c["volumeMounts"]} == {"/data", "/tmp"}
     assert c["args"][c["args"].index("--listen") + 1] == ":9090" and "--retain" in c["args"]

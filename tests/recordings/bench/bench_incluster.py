@@ -7,7 +7,8 @@ Whole cluster: the Deployment's recorder (through the API server proxy, ``--reta
 the manifest passes them, a short window so parts fold and leave it during the run) against the test
 API server with N nodes × ``--pods`` pods.  ``--per-node``: one DaemonSet pod's recorder
 (``--kubelet-direct --node node-000``) against one kubelet with ``--pods`` pods (110: the kubelet's
-default maxPods).  Prints, per run, the recorder's own summary (CPU per tick, peak RSS from
+default maxPods).  Runs ``evictlens record`` as the image does (the flight recorder on; ``--evict-every``
+makes incidents to explain).  Prints, per run, the recorder's own summary (CPU per tick, peak RSS from
 ``getrusage``), the share of one core it used while ticking, and whether every tick kept every node.
 """
 
@@ -17,6 +18,7 @@ import argparse
 import re
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -27,7 +29,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import httpx  # noqa: E402
 import polars as pl  # noqa: E402
-from rec_support import FakeServer, start_record, wait_for  # noqa: E402
+from rec_support import REPO, FakeServer, child_env, wait_for  # noqa: E402
 
 from recordings.reader import open_recording  # noqa: E402
 
@@ -47,7 +49,13 @@ def _ticks_metric(port: int) -> float:
     return float(m.group(1)) if m else 0.0
 
 
-def run(nodes: int, pods: int, ticks: int, interval: float, retain: str, per_node: bool) -> str:
+def _evictlens() -> list[str]:
+    """``evictlens record`` as the image runs it (the flight recorder on: incidents explained as they come)."""
+    script = Path(sys.executable).parent / "evictlens"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "replay.cli"]
+
+
+def run(nodes: int, pods: int, ticks: int, interval: float, retain: str, per_node: bool, evict_every: float) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         srv = FakeServer(Path(tmp) / "srv", nodes=nodes, pods=pods, kubelet_ports=per_node)
         srv.start()
@@ -57,7 +65,16 @@ def run(nodes: int, pods: int, ticks: int, interval: float, retain: str, per_nod
         args += ["--concurrency", "64"]
         if per_node:
             args += ["--kubelet-direct", "--node", "node-000"]
-        proc = start_record(args)
+        if evict_every:
+            srv.faults(evict_every=evict_every)
+        proc = subprocess.Popen(
+            [*_evictlens(), "record", "--status", "plain", *args],
+            env=child_env(),
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             wait_for(lambda: _ticks_metric(port) >= ticks, timeout=ticks * interval + 600, what=f"{ticks} ticks")
             proc.send_signal(signal.SIGTERM)
@@ -66,7 +83,9 @@ def run(nodes: int, pods: int, ticks: int, interval: float, retain: str, per_nod
             if proc.poll() is None:
                 proc.kill()
             srv.stop()
-        final = err.strip().splitlines()[-1]
+        lines = err.strip().splitlines()
+        final = next(ln for ln in reversed(lines) if "peak rss" in ln)
+        incidents = len(list((out / "incidents").glob("*/report.json")))
         rec = open_recording(out)
         gaps = rec.scan_ticks().filter(~pl.col("ok")).collect().height
         cpu = re.search(r"cpu (\S+)s \((\d+) ms/tick\)", final)
@@ -76,7 +95,7 @@ def run(nodes: int, pods: int, ticks: int, interval: float, retain: str, per_nod
         mode = f"per-node (1 node × {pods} pods)" if per_node else f"{nodes} nodes × {pods} pods"
         return (
             f"{mode} at {interval:g}s, --retain {retain}: {per_tick} ms CPU/tick = {share:.2f} core, "
-            f"peak RSS {rss.group(1) if rss else '?'} MB, gaps {gaps}\n  {final}"
+            f"peak RSS {rss.group(1) if rss else '?'} MB, gaps {gaps}, incidents {incidents}\n  {final}"
         )
 
 
@@ -88,10 +107,11 @@ def main() -> None:
     p.add_argument("--interval", type=float, default=10.0)
     p.add_argument("--retain", default="2m", help="short, so parts fold and leave the window during the run")
     p.add_argument("--per-node", action="store_true")
+    p.add_argument("--evict-every", type=float, default=0.0, help="the test cluster evicts a pod every S seconds")
     args = p.parse_args()
     for n in [1] if args.per_node else args.nodes:
         t0 = time.monotonic()
-        print(run(n, args.pods, args.ticks, args.interval, args.retain, args.per_node), flush=True)
+        print(run(n, args.pods, args.ticks, args.interval, args.retain, args.per_node, args.evict_every), flush=True)
         print(f"  wall {time.monotonic() - t0:.0f}s", flush=True)
 
 
