@@ -9,6 +9,7 @@ engine, and the replayed result's own screens (eviction detail, real eviction, t
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -97,6 +98,7 @@ class LiveApp(EvictlensApp):
         event.prevent_default()  # not the base app's loading of a recording (Textual calls each class's handler)
 
         await self.push_screen(LiveOverviewScreen())
+        self._signals(install=True)  # before the source starts: a cluster's recorder puts its own in place
         self.source.start()
         self.run_worker(self._poll_loop, name="following the recording", group="live", thread=True, exit_on_error=False)
 
@@ -156,7 +158,22 @@ class LiveApp(EvictlensApp):
             await self.source.finish()
         self.exit()
 
+    def _signals(self, *, install: bool) -> None:
+        """SIGTERM / SIGHUP (the terminal closed) end the view as ``q`` does, so the writer this process started
+        stops and its private recording goes (a killed process would leave it behind)."""
+        import asyncio
+        import signal
+
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
+                if install:
+                    loop.add_signal_handler(sig, self.exit)
+                else:
+                    loop.remove_signal_handler(sig)
+
     def on_unmount(self) -> None:
+        self._signals(install=False)
         self._stop.set()
         self.source.stop()  # its owner closes it (removes a private recording) once the app has ended
         for tmp in self._snapshots:

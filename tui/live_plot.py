@@ -31,6 +31,8 @@ class LiveTimeline:
     width: int | None = None
     """Points in the window (None: all the points kept)."""
     zoom_y: bool = False
+    kinds: dict[tuple[str, int], str] = field(default_factory=dict)
+    """(signal, threshold value) → ``hard``/``soft``, from the node's forecasts (the points hold values only)."""
     points: list[Point] = field(default_factory=list)
     events: list[LiveEvent] = field(default_factory=list)
 
@@ -49,11 +51,7 @@ class LiveTimeline:
         return sorted(names, key=signal_key)
 
     def _first_signal(self) -> str:
-        """The signal an event or threshold points at: memory first, as the kubelet orders them."""
-        for e in reversed(self.events):
-            signal = e.details.get("signal")
-            if isinstance(signal, str) and signal in self.signals():
-                return signal
+        """The first signal with a threshold in the kubelet's order (memory first)."""
         with_threshold = [s for s in self.signals() if self.points and self.points[-1].thresholds.get(s)]
         return (with_threshold or self.signals() or [""])[0]
 
@@ -127,11 +125,13 @@ class LiveTimeline:
             return out
 
         ys = reduce([p.signals.get(signal) for p in self.points])
-        levels = max((len(p.thresholds.get(signal, ())) for p in self.points), default=0)
-        thresholds = [
-            (f"threshold {k + 1}" if levels > 1 else "threshold", reduce([_nth(p, signal, k) for p in self.points]))
-            for k in range(levels)
-        ]
+        levels = max((len(in_force(p, signal)) for p in self.points), default=0)
+        thresholds = []
+        for k in range(levels):
+            series = [_nth(p, signal, k) for p in self.points]
+            last = next((v for v in reversed(series) if v is not None), None)
+            kind = self.kinds.get((signal, last), "") if last is not None else ""
+            thresholds.append((kind or (f"#{k + 1}" if levels > 1 else "the"), reduce(series)))
         limits = [v for _l, series in thresholds for v in series if v is not None and v > 0]
         values = [v for v in ys if v is not None]
         top = max([*values, *limits], default=1.0) * 1.05 or 1.0
@@ -180,6 +180,11 @@ class LiveTimeline:
         return out
 
 
+def in_force(point: Point, signal: str) -> tuple[int, ...]:
+    """The signal's thresholds that can be met: not the kubelet's zero ``containerfs`` copies (never met)."""
+    return tuple(v for v in point.thresholds.get(signal, ()) if v > 0)
+
+
 def _nth(point: Point, signal: str, k: int) -> int | None:
-    values = point.thresholds.get(signal, ())
+    values = in_force(point, signal)
     return values[k] if k < len(values) else None

@@ -137,10 +137,10 @@ def event_records(state: LiveState) -> tuple[list[Column], list[Record]]:
     columns = [
         Column("time", "time"),
         Column("event", "event"),
-        Column("node", "node"),
-        Column("vs", "vs. predicted"),
         Column("pod", "pod"),
-        Column("what", "what"),
+        Column("vs", "vs. predicted"),
+        Column("what", "what", _short),
+        Column("node", "node"),
     ]
     records = []
     for row in reversed(state.events):
@@ -151,10 +151,10 @@ def event_records(state: LiveState) -> tuple[list[Column], list[Record]]:
                 (
                     to_datetime(e.time_us).strftime("%H:%M:%S"),
                     KIND_LABEL.get(e.kind, e.kind),
-                    e.node,
-                    flag(state, row),
                     _pod(e),
+                    flag(state, row),
                     what(e),
+                    e.node,
                 ),
                 KIND_STYLE.get(e.kind, ""),
             )
@@ -162,13 +162,17 @@ def event_records(state: LiveState) -> tuple[list[Column], list[Record]]:
     return columns, records
 
 
+def _short(value: Any) -> str:
+    """A message cut for its cell (the detail under the nodes shows it whole; an export has it whole)."""
+    text = _text(value)
+    return text if len(text) <= 48 else text[:47] + "…"
+
+
 def _pod(e: LiveEvent) -> str | None:
-    """The event's pod; a warning's: the pod next to go then; a node-wide kill (``SystemOOM``) names none."""
+    """The event's pod (a warning's next to go is in its detail and the node's row; a node-wide kill, a
+    ``SystemOOM``, names a process, not a pod)."""
     details = e.details
-    nxt = details.get("next_to_go")
-    if e.kind == "warning" and isinstance(nxt, dict):
-        details = nxt
-    if e.kind == "kernel-kill" and details.get("kind") == "SystemOOM":
+    if e.kind == "warning" or (e.kind == "kernel-kill" and details.get("kind") == "SystemOOM"):
         return None
     pod, ns = details.get("pod"), details.get("namespace")
     if not pod:
@@ -247,7 +251,7 @@ class LiveOverviewScreen(LiveScreen):
         yield RecordTable(id="live-nodes")
         yield Static(id="live-detail")
         yield Static(
-            "Events, newest first — enter opens an eviction or a kill (⚠ warning, ◆ evicted, ✖ kill)",
+            "Events, newest first (enter opens an eviction or a kill)",
             classes="section",
             id="live-events-title",
         )
@@ -317,7 +321,22 @@ class LiveOverviewScreen(LiveScreen):
                 out.append_text(marked_diff(message, predicted))
         else:
             out.append(f"\n{what(e)}")
-        out.append("\nenter: open it", style="dim")
+            flagged = flag(self.live, row)
+            if flagged:
+                out.append(f" ({flagged})", style="bold")
+        method, nxt = e.details.get("method"), e.details.get("next_to_go")
+        if isinstance(method, str):
+            out.append(f"\n{method}", style="dim")
+        if isinstance(nxt, dict):
+            out.append("\nnext to go then: ", style="bold")
+            out.append(f"{nxt.get('namespace')}/{nxt.get('pod')}  ")
+            out.append(str(nxt.get("message")), style="italic")
+        would = e.details.get("predicted_message")
+        if e.kind == "kernel-kill" and isinstance(would, str):
+            out.append("\nthe kubelet would have evicted it with: ", style="bold")
+            out.append(would, style="italic")
+        opens = e.kind in ("predicted-eviction", "real-eviction", "kernel-kill")
+        out.append("\nenter: open it" if opens else "\nenter: the node's live timeline", style="dim")
         return out
 
     @on(DataTable.RowHighlighted)
@@ -383,7 +402,8 @@ class LiveOverviewScreen(LiveScreen):
 
 
 def _matches(record: Record, text: str) -> bool:
-    return not text or any(text.lower() in str(v).lower() for v in record.values[2:4])
+    """The event's pod or node holds ``text``."""
+    return not text or any(text.lower() in str(v).lower() for v in (record.values[2], record.values[5]))
 
 
 def node_detail(n: NodeNow) -> Text:

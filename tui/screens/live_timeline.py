@@ -19,7 +19,7 @@ from textual.widgets import Footer, Static
 from replay.views import SHORT_SIGNAL
 from tui.fmt import fmt_signal_value
 from tui.live_model import fmt_seconds, to_datetime
-from tui.live_plot import LiveTimeline
+from tui.live_plot import LiveTimeline, in_force
 from tui.screens.live_overview import KIND_LABEL, LiveScreen, what
 from tui.widgets.signal_plot import SignalPlot, legend
 from tui.widgets.title_header import TitleHeader
@@ -64,6 +64,9 @@ class LiveTimelineScreen(LiveScreen):
 
     def live_changed(self) -> None:
         events = [r.event for r in self.live.events if r.event.node == self.node]
+        now = self.live.nodes.get(self.node)
+        if now is not None:
+            self.model.kinds.update({(f.signal, f.threshold): f.threshold_kind for f in now.forecasts})
         self.model.update(list(self.live.history.get(self.node, ())), events)
         self.redraw()
 
@@ -101,7 +104,7 @@ class LiveTimelineScreen(LiveScreen):
             return table
         for signal in self.model.signals():
             value = point.signals.get(signal)
-            limits = point.thresholds.get(signal, ())
+            limits = in_force(point, signal)
             met = value is not None and any(value < t for t in limits)
             table.add_row(
                 Text(SHORT_SIGNAL.get(signal, signal), style="bold reverse" if signal == self.model.signal else ""),
