@@ -241,7 +241,7 @@ class FlightRecorder:
 
         inc = job.incident
         before, after = int(self.opts.before_s * 1e6), int(self.opts.after_s * 1e6)
-        start, until = inc.time - before, inc.time + after
+        start, until = inc.time - before, max(inc.time + after, inc.observed)  # with the tick that stored it
         work = self.store.dir / f".{inc.name}.work.tmp"
         fmt.remove_tree(work)
         fmt.make_private_dir(work)

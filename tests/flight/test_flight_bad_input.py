@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 from flight_support import incidents, report, start_flight
-from rec_support import FakeServer, StderrLines, committed_ticks, kill_quietly, run_evictlens, wait_for
+from rec_support import FakeServer, StderrLines, kill_quietly, run_evictlens, wait_for
 
 from flight.store import REPORT_JSON, IncidentStore
+from kube.errors import RecordingError
+from recordings.reader import open_recording
 
 
 @pytest.mark.parametrize(
@@ -66,11 +68,13 @@ def test_an_unreachable_webhook_is_logged_and_loses_nothing(tmp_path: Path) -> N
                 f"http://u:{secret}@127.0.0.1:{port}/hook?token={secret}",
                 "--listen",
                 "127.0.0.1:0",
+                "--retain",
+                "3s",
             ]
         )
         err = StderrLines(proc)
         try:
-            wait_for(lambda: committed_ticks(out) >= 2, 90, "two ticks")
+            wait_for(lambda: _ticks(out) >= 2, 90, "two ticks")
             server.control("oom_kill", {"node": "node-000", "pod": 0})
             server.control("system_oom", {"node": "node-000", "victim": "java", "pid": 4242})
             wait_for(lambda: bool(incidents(out, "oomkilled")), 120, "the OOM kill's incident")
@@ -79,8 +83,8 @@ def test_an_unreachable_webhook_is_logged_and_loses_nothing(tmp_path: Path) -> N
                 lambda: sum("not delivered after 5 attempts" in x for x in err.lines) == 2, 120, "both failures said"
             )
             metrics = _scrape(err.lines)
-            ticks = committed_ticks(out)
-            wait_for(lambda: committed_ticks(out) >= ticks + 2, 90, "the recording going on")
+            killed_at = report(incidents(out, "oomkilled")[0])["incident"]["time_us"]
+            wait_for(lambda: _first_tick_us(out) > killed_at + 1_000_000, 120, "--retain to drop the kill's ticks")
             proc.send_signal(signal.SIGTERM)
             proc.wait(120)
         finally:
@@ -107,6 +111,27 @@ def test_an_unreachable_webhook_is_logged_and_loses_nothing(tmp_path: Path) -> N
     assert float(stamp.split()[-1]) > 0
     info = run_evictlens("info", str(out))
     assert info.returncode == 0 and "finalized" in info.stdout, info.stderr
+    # the incident outlives the rolling window: its pack still holds the kill's ticks
+    unpacked = tmp_path / "window"
+    assert run_evictlens("unpack", str(path / "window.evictlens.tar"), "-o", str(unpacked)).returncode == 0
+    first, last = open_recording(unpacked).time_range()
+    assert first is not None and last is not None and first <= report(path)["incident"]["time_us"] <= last
+    assert open_recording(out).time_range()[0] > last  # gone from the recording itself
+
+
+def _ticks(out: Path) -> int:
+    try:
+        return int(open_recording(out).scan_ticks().select("tick").unique().collect().height)
+    except (RecordingError, OSError):
+        return 0
+
+
+def _first_tick_us(out: Path) -> int:
+    try:
+        first, _last = open_recording(out).time_range()
+    except (RecordingError, OSError):
+        return 0
+    return first or 0
 
 
 def _scrape(lines: list[str]) -> str:
