@@ -75,3 +75,38 @@ async def test_a_warning_shows_before_the_kill_and_the_kill_row_after(sample_cac
     finally:
         source.stop()
         source.close()
+
+
+async def test_a_real_eviction_opens_as_any_other_eviction() -> None:
+    """sidecar-stress: the scenario's kubelet evicts alloc-sidecars; the row says the message is the predicted one,
+    and enter opens the eviction's own screen (a replay of the recording as it is now), its diff against the real
+    message included."""
+    from tui.screens.eviction import EvictionScreen
+
+    source = sample_source("sidecar-stress", "max")
+    app = LiveApp(source)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: showing(app, LiveOverviewScreen), "the live overview")
+            await until(pilot, lambda: _has(app, "◆ EVICTED"), "the real eviction")
+            row = next(r for r in _events(app) if "◆ EVICTED" in r)
+            assert "default/alloc-sidecars" in row and "✔ same message" in row, row
+            assert _has(app, "▼ predicted")
+            table = app.screen.query_one("#live-events", RecordTable)
+            table.focus()
+            table.move_cursor(row=next(i for i, r in enumerate(_events(app)) if "◆ EVICTED" in r))
+            await until(
+                pilot,
+                lambda: "the predicted message, byte for byte" in str(app.screen.query_one("#live-detail").render()),
+                "the detail",
+            )
+            await pilot.press("enter")
+            await until(pilot, lambda: showing(app, EvictionScreen), "the eviction's screen")
+            screen = app.screen
+            assert isinstance(screen, EvictionScreen) and screen.eviction.pod == "alloc-sidecars"
+            await until(pilot, lambda: "byte for byte" in str(screen.query_one("#diff").render()), "its diff")
+            await pilot.press("escape")
+            await until(pilot, lambda: showing(app, LiveOverviewScreen), "back to the live overview")
+    finally:
+        source.stop()
+        source.close()
