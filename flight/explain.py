@@ -234,6 +234,9 @@ def passes_before(result: ReplayResult, node: str, until_us: int, count: int = 4
 
 def _kill(rec: Recording, result: ReplayResult, node: NodeResult, inc: Incident) -> dict[str, Any]:
     before = passes_before(result, inc.node, inc.time)
+    # a race between two passes counts for a kill inside it or up to one interval after (a kill's time has whole
+    # seconds; the pass after it may already show the memory it freed)
+    slack = int((result.interval_seconds or 10.0) * 1e6)
     races = [
         {
             "from": _iso(t.from_time),
@@ -245,7 +248,7 @@ def _kill(rec: Recording, result: ReplayResult, node: NodeResult, inc: Incident)
             "kills_between": t.kills,
         }
         for t in node.too_fast
-        if to_micros(t.from_time) <= inc.time <= to_micros(t.to_time) + 10_000_000 * max(1, len(before) and 1)
+        if to_micros(t.from_time) <= inc.time <= to_micros(t.to_time) + slack
     ]
     kernel = {
         "kind": inc.kind,
