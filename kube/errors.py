@@ -49,6 +49,13 @@ EXIT_STATUS_HELP = (
 """The exit statuses in one sentence, for the ``--help`` of every command host."""
 
 _LINE_BREAKS = re.compile(r"\s*[\r\n]+\s*")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with terminal control characters written as ``\\x1b``: a name taken from a file (a tar member, a
+    pod, a label) must not clear the screen or move the cursor when an error names it."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 class EvictlensError(Exception):
@@ -84,7 +91,7 @@ class EvictlensError(Exception):
         text = f"{where}: {self.problem}" if where else self.problem
         if self.hint:
             text = f"{text}; {self.hint}"
-        return _LINE_BREAKS.sub(" ", text).strip()
+        return printable(_LINE_BREAKS.sub(" ", text).strip())
 
     def within(self, *, source: str | None = None, field: str | None = None) -> Self:
         """Return a copy (same class) placed in a wider context: an outer source, a field prefix."""

@@ -30,7 +30,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn, TypeAlias
 
-from kube.errors import EXIT_BAD_INPUT, EXIT_FINDING, EvictlensError
+from kube.errors import EXIT_BAD_INPUT, EXIT_FINDING, EvictlensError, printable
 
 __all__ = ["EXIT_BROKEN_PIPE", "EXIT_INTERRUPTED", "OneLineParser", "SubParsers", "add_debug_argument", "run_command"]
 
@@ -100,7 +100,7 @@ def _say(parser: argparse.ArgumentParser, args: argparse.Namespace | None, messa
     command = getattr(args, "command", None)
     prog = f"{parser.prog} {command}" if command else parser.prog
     with contextlib.suppress(OSError):  # stderr gone too: nothing left to tell
-        print(f"{prog}: {message}", file=sys.stderr, flush=True)
+        print(f"{prog}: {printable(message)}", file=sys.stderr, flush=True)
 
 
 def _stdout_is_broken() -> bool:

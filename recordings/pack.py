@@ -16,19 +16,22 @@ from __future__ import annotations
 
 import io
 import os
+import re
+import shutil
 import stat
 import tarfile
 import tempfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import IO
+from typing import IO, Literal
 
 import orjson
 
 from kube.errors import RecordingError
 
 from . import format as fmt
+from .journal import valid_length
 from .reader import open_recording
 
 SUFFIX = ".evictlens.tar"
@@ -72,6 +75,14 @@ def pack(src: Path, dest: Path) -> int:
         return _write_pack(snap, dest, files)
 
 
+_MEMBER = re.compile(r"manifest\.json|journal/j\d{6,}\.log|parts/p\d{6,}-\d{6,}/(?:[a-z_]+\.parquet|checksums\.json)")
+
+
+def is_member(rel: str) -> bool:
+    """Whether ``rel`` (a POSIX path inside a recording) is one of the recording's own files (FORMAT.md §1)."""
+    return _MEMBER.fullmatch(rel) is not None
+
+
 def _members(src: Path) -> list[tuple[Path, str]]:
     """Every regular file of the recording (manifest first) with its name in the pack.
 
@@ -100,8 +111,8 @@ def _members(src: Path) -> list[tuple[Path, str]]:
                     "link by a copy of what it points to",
                     source=str(src),
                 )
-            if stat.S_ISDIR(mode) or name.endswith(".tmp") or rel == fmt.LOCK:
-                continue
+            if stat.S_ISDIR(mode) or name.endswith(".tmp") or rel == fmt.LOCK or not is_member(rel):
+                continue  # not part of the recording's layout (FORMAT.md §1): an earlier pack, a note, ...
             if not stat.S_ISREG(mode):
                 raise RecordingError(f"holds {rel}, which is not a regular file", source=str(src))
             found.append((path, rel))
@@ -122,6 +133,8 @@ def _write_pack(src: Path, dest: Path, files: list[tuple[Path, str]]) -> int:
                     st = os.fstat(fh.fileno())
                     info = _info(tarfile.TarInfo(arcname))
                     info.size, info.mtime = st.st_size, int(st.st_mtime)
+                    if arcname.startswith(fmt.JOURNAL_DIR + "/"):  # a torn tail (maybe a sparse 2 GB one) stays out
+                        info.size = min(info.size, valid_length(path))
                     hashed = _Hashing(fh)
                     tar.addfile(info, hashed)
                 if hashed.size != info.size:
@@ -159,6 +172,11 @@ def unpack(src: Path, dest: Path) -> Unpacked:
         )
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise RecordingError("already exists and is not an empty directory", source=str(dest))
+    try:
+        if not stat.S_ISREG(os.stat(src).st_mode):  # /dev/zero, a pipe: a pack is a file evictlens pack wrote
+            raise RecordingError("not a regular file; expected a file written by evictlens pack", source=str(src))
+    except OSError as exc:
+        raise RecordingError(f"cannot read it ({exc.strerror})", source=str(src)) from None
     missing = dest.parent
     while not missing.parent.exists():
         missing = missing.parent
@@ -182,9 +200,28 @@ def unpack(src: Path, dest: Path) -> Unpacked:
     return result
 
 
+_ReadMode = Literal["r:", "r:gz", "r:bz2", "r:xz"]
+_COMPRESSED: tuple[tuple[bytes, _ReadMode], ...] = (
+    (b"\x1f\x8b", "r:gz"),
+    (b"BZh", "r:bz2"),
+    (b"\xfd7zXZ\x00", "r:xz"),
+)
+
+
+def _read_mode(src: Path) -> _ReadMode:
+    """The tar mode by the file's first bytes: evictlens pack writes a plain tar, which a user may have
+    compressed. Guessing with ``r:*`` instead fed a 2 GB file of zeros to each decompressor in turn (minutes)."""
+    try:
+        with src.open("rb") as fh:
+            head = fh.read(6)
+    except OSError:
+        return "r:"
+    return next((mode for magic, mode in _COMPRESSED if head.startswith(magic)), "r:")
+
+
 def _extract(src: Path, dest: Path) -> Unpacked:
     try:
-        tar = tarfile.open(src, mode="r:*")  # noqa: SIM115 - closed by the with below
+        tar = tarfile.open(src, mode=_read_mode(src))  # noqa: SIM115 - closed by the with below
     except (OSError, tarfile.TarError) as exc:
         raise RecordingError(f"not a packed recording ({exc})", source=str(src)) from None
     result = Unpacked(0)
@@ -196,10 +233,9 @@ def _extract(src: Path, dest: Path) -> Unpacked:
             names = [m.name for m in members]
             if fmt.MANIFEST not in names:
                 raise RecordingError("not a packed recording (no manifest.json inside)", source=str(src))
+            _check_members(tar, members, src, dest)
             for m in members:
                 rel = PurePosixPath(m.name)
-                if rel.is_absolute() or ".." in rel.parts or not (m.isfile() or m.isdir()):
-                    raise RecordingError("unsafe entry (absolute path, '..' or link)", source=str(src), field=m.name)
                 if m.name == INDEX:
                     index = _read_index(tar, m, src)
                     continue
@@ -247,6 +283,35 @@ def _extract(src: Path, dest: Path) -> Unpacked:
     if extra:
         raise RecordingError(f"damaged pack file: {extra[0]} is not listed in {INDEX}", source=str(src))
     return result
+
+
+def _check_members(tar: tarfile.TarFile, members: list[tarfile.TarInfo], src: Path, dest: Path) -> None:
+    """Before anything is written: every entry is a regular file or directory of a recording's layout, none is
+    sparse (112 KB of tar that would fill 2 GB of disk), each file has the size the index gives it, and the
+    disk has room for them all."""
+    for m in members:
+        rel = PurePosixPath(m.name)
+        if rel.is_absolute() or ".." in rel.parts or not (m.isfile() or m.isdir()):
+            raise RecordingError("unsafe entry (absolute path, '..' or link)", source=str(src), field=m.name)
+        if m.issparse():
+            raise RecordingError("a sparse entry; evictlens pack never writes one", source=str(src), field=m.name)
+        if m.isfile() and m.name != INDEX and not is_member(m.name):
+            raise RecordingError("not a file of a recording (FORMAT.md §1)", source=str(src), field=m.name)
+    index_member = next((m for m in members if m.name == INDEX), None)
+    if index_member is not None:
+        index = _read_index(tar, index_member, src)
+        for m in members:
+            if m.isfile() and m.name != INDEX and m.name in index and index[m.name][0] != m.size:
+                raise RecordingError(
+                    f"damaged pack file: {m.name} is {m.size} bytes, {INDEX} says {index[m.name][0]}",
+                    source=str(src),
+                )
+    need = sum(m.size for m in members if m.isfile())
+    free = shutil.disk_usage(dest).free
+    if need > free:
+        raise RecordingError(
+            f"needs {need >> 20} MiB to unpack and the disk has {free >> 20} MiB free", source=str(dest)
+        )
 
 
 def _read_index(tar: tarfile.TarFile, member: tarfile.TarInfo, src: Path) -> dict[str, tuple[int, int]]:
