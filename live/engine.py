@@ -28,8 +28,7 @@ from recordings.kernel import NODE_READY, SYSTEM_OOM, row_key
 from recordings.pod_timeline import PodVersion, index_pods_by_node
 from recordings.reader import ADMISSION_REJECTION_PREFIX, Recording, open_recording
 from recordings.schema import SERIES
-from recordings.writer import frame_from_columns
-from replay.fast.loop import to_datetime
+from replay.fast.loop import to_datetime, to_us
 from replay.incremental import Decided, NodeStepper, StorageLimitsCache, first_to_go, resume_nodes, step_nodes
 from replay.kubelet.thresholds import Threshold
 from replay.settings import SettingsRequest
@@ -40,6 +39,8 @@ __all__ = ["HISTORY_TICKS", "NEXT_TO_GO_EVERY", "LiveEngine"]
 HISTORY_TICKS = 40
 """Ticks stepped live at start-up (the forecast's window at a 10 s interval, and some): the rest on the fast path."""
 NEXT_TO_GO_EVERY = 30
+POLL_BATCH = 10
+"""Ticks decided together when many wait (a poll after a pause): memory stays that many ticks' rows."""
 """Away from pressure and warnings, a node's next-to-go ranking is refreshed every this many of its ticks
 (staggered across nodes); under pressure, a warning or after an eviction, at every tick."""
 
@@ -99,10 +100,10 @@ class LiveEngine:
     # -- the interface ----------------------------------------------------------------------------
     def poll(self) -> list[LiveEvent]:
         """Read the ticks finished since the last poll, carry each node's state forward, say what changed."""
-        frames = self._tail.read()
-        if not frames:
-            return []
-        return self._apply(frames, quiet=False)
+        events: list[LiveEvent] = []
+        while frames := self._tail.read(limit=POLL_BATCH):
+            events.extend(self._apply(frames, quiet=False))
+        return events
 
     def nodes(self) -> Mapping[str, NodeNow]:
         return {name: n.now for name, n in sorted(self._nodes.items()) if n.now is not None}
@@ -118,7 +119,8 @@ class LiveEngine:
         frames = recorded_frames(rec)
         first = next(frames, None)
         loose = first if first is not None and first.tick is None else Frame(None, 0)
-        observed = max(loose.tables.get("objects", {}).get("observed") or [0]) or None
+        objects = loose.tables.get("objects")
+        observed = None if objects is None or not objects.height else to_us(objects["observed"].max())  # type: ignore[arg-type]
         ticks = rec._collect("ticks", rec.scan("ticks").select("tick", "node", "ok"))
         last = ticks["tick"].max()
         cut = None if last is None else int(last) - HISTORY_TICKS  # type: ignore[arg-type]
@@ -135,15 +137,15 @@ class LiveEngine:
             self.resumed = sorted(until)
             self._ground_truth(loose, quiet=True)
             self.last_tick = cut
-            self._tail_frames = recorded_frames(rec, after_tick=cut)
-            next(self._tail_frames, None)  # its tickless frame: the objects just read
-            rest: Iterable[Frame] = self._tail_frames
+            after = recorded_frames(rec, after_tick=cut, chunk=POLL_BATCH)
+            next(after, None)  # its tickless frame: the objects just read
+            rest: Iterable[Frame] = after
         else:
             rest = [loose, *([] if first is None or first.tick is None else [first]), *frames]
         batch: list[Frame] = []
         for frame in rest:
             batch.append(frame)
-            if len(batch) >= 60:
+            if len(batch) >= POLL_BATCH:
                 self._apply(batch, quiet=True)
                 batch = []
         if batch:
@@ -202,7 +204,7 @@ class LiveEngine:
         """Every node's new ticks: gaps mark it stale; ticks with data go to its stepper as one batch."""
         tables: dict[str, pl.DataFrame] = {}
         for table in SERIES:
-            parts = [frame_from_columns(table.name, f.tables[table.name]) for f in frames if table.name in f.tables]
+            parts = [f.tables[table.name] for f in frames if table.name in f.tables]
             if parts:
                 tables[table.name] = pl.concat(parts) if len(parts) > 1 else parts[0]
         with_data = set(tables[SERIES[0].name]["node"].unique().to_list()) if SERIES[0].name in tables else set()

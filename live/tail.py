@@ -25,24 +25,33 @@ from recordings import format as fmt
 from recordings.journal import read_frame_at
 from recordings.reader import Recording, to_micros
 from recordings.schema import ALL_SCHEMAS, SERIES
+from recordings.writer import frame_from_columns
 
 Columns = dict[str, list[Any]]
 
 
 @dataclass
 class Frame:
-    """One journal frame: a finished tick (``tick`` set) or objects observed with no tick."""
+    """One journal frame: a finished tick (``tick`` set) or objects observed with no tick. Tables are held as
+    frames of the declared schema (a 100-node tick as Python lists would be a million objects)."""
 
     tick: int | None
     time: int
-    tables: dict[str, Columns] = field(default_factory=dict)
+    tables: dict[str, pl.DataFrame] = field(default_factory=dict)
 
     def rows(self, table: str) -> list[dict[str, Any]]:
-        cols = self.tables.get(table)
-        if not cols:
+        """The table's rows as dicts, times as µs since the epoch (as the journal holds them)."""
+        df = self.tables.get(table)
+        if df is None or not df.height:
             return []
-        names = list(cols)
-        return [dict(zip(names, values, strict=True)) for values in zip(*cols.values(), strict=True)]
+        return df.with_columns(
+            pl.col(c).dt.epoch("us") for c, t in df.schema.items() if isinstance(t, pl.Datetime)
+        ).to_dicts()
+
+    def columns(self, table: str) -> Columns:
+        """The table as journal columns (what a writer's tick holds)."""
+        df = self.tables.get(table)
+        return {} if df is None else _columns(df)
 
 
 @dataclass
@@ -82,10 +91,11 @@ class JournalTail:
                 start = first
         return start
 
-    def read(self) -> list[Frame]:
-        """Every frame finished since the last read; cheap (a few stat calls) when nothing is new."""
+    def read(self, limit: int = 1 << 30) -> list[Frame]:
+        """The frames finished since the last read (at most about ``limit``: call again for the rest); cheap (a
+        few stat calls) when nothing is new."""
         out: list[Frame] = []
-        while True:
+        while len(out) < limit:
             seq = self.position.segment
             path = self.root / fmt.JOURNAL_DIR / fmt.segment_name(seq)
             try:
@@ -103,10 +113,10 @@ class JournalTail:
                     continue
                 return out
             try:
-                out.extend(self._read_open(fd, seq))
+                out.extend(self._read_open(fd, seq, limit - len(out)))
             finally:
                 os.close(fd)
-            if self.torn:
+            if self.torn or len(out) >= limit:
                 return out
             if any(s > seq for s, _p in fmt.list_segments(self.root)):
                 # closed: the writer opens the next segment before it folds this one
@@ -114,12 +124,12 @@ class JournalTail:
                 continue
             return out
 
-    def _read_open(self, fd: int, seq: int) -> list[Frame]:
+    def _read_open(self, fd: int, seq: int, limit: int) -> list[Frame]:
         out: list[Frame] = []
         size = os.fstat(fd).st_size
         pos = self.position.offset
         self.torn = 0
-        while pos < size:
+        while pos < size and len(out) < limit:
             end, payload, _problem = read_frame_at(fd, pos, size)
             if payload is None:
                 self.torn = size - pos  # being written: read again next time
@@ -133,18 +143,18 @@ class JournalTail:
 
     def _keep(self, payload: dict[str, Any]) -> Frame | None:
         tick = payload.get("tick")
-        tables = {k: v for k, v in (payload.get("tables") or {}).items() if k in ALL_SCHEMAS}
         if tick is not None:
             if self.last_tick is not None and tick <= self.last_tick:
                 return None
             self.last_tick = tick
-        frame = Frame(tick, int(payload.get("time") or 0), tables)
-        observed = frame.tables.get("objects", {}).get("observed") or []
+        cols = {k: v for k, v in (payload.get("tables") or {}).items() if k in ALL_SCHEMAS}
+        observed = (cols.get("objects") or {}).get("observed") or []
         if tick is None and self.last_observed is not None and observed and max(observed) <= self.last_observed:
             return None
         if observed:
             self.last_observed = max(observed if self.last_observed is None else [*observed, self.last_observed])
-        return frame
+        tables = {k: frame_from_columns(k, v) for k, v in cols.items() if any(v.values())}
+        return Frame(tick, int(payload.get("time") or 0), tables)
 
     def _part_covering(self, seq: int) -> tuple[int, int, Path] | None:
         for first, last, part in fmt.list_parts(self.root):
@@ -174,35 +184,23 @@ class JournalTail:
                 source=str(part),
             ) from None
         self.notes.append(f"read the end of a folded journal segment from {part.name}")
-        loose = Frame(
-            None,
-            0,
-            {n: _columns(df) for n, df in tables.items() if "tick" not in ALL_SCHEMAS[n]},
-        )
+        loose = Frame(None, 0, {n: df for n, df in tables.items() if "tick" not in ALL_SCHEMAS[n]})
         out = [loose] if loose.tables else []
         ticks = tables.get("ticks")
         if ticks is not None:
-            for (tick,), tick_rows in sorted(ticks.partition_by("tick", as_dict=True).items()):
-                frame = Frame(
-                    int(tick),
-                    _micros(tick_rows["time"][0]),
-                    {"ticks": _columns(tick_rows)},
-                )
-                for name, df in tables.items():
-                    if "tick" in ALL_SCHEMAS[name] and name != "ticks":
-                        rows = df.filter(pl.col("tick") == tick)
-                        if rows.height:
-                            frame.tables[name] = _columns(rows)
+            parts = {n: df.partition_by("tick", as_dict=True) for n, df in tables.items() if "tick" in ALL_SCHEMAS[n]}
+            for (tick,), tick_rows in sorted(parts["ticks"].items()):
+                frame = Frame(int(tick), _micros(tick_rows["time"][0]), {"ticks": tick_rows})
+                for name, by_tick in parts.items():
+                    rows = by_tick.get((tick,))
+                    if name != "ticks" and rows is not None:
+                        frame.tables[name] = rows
                 out.append(frame)
                 self.last_tick = int(tick)
-        observed = [o for f in out for o in f.tables.get("objects", {}).get("observed", [])]
-        if observed:
-            self.last_observed = max(
-                [
-                    *observed,
-                    *([self.last_observed] if self.last_observed is not None else []),
-                ]
-            )
+        objects = tables.get("objects")
+        if objects is not None and objects.height:
+            top = to_micros(objects["observed"].max())  # type: ignore[arg-type]
+            self.last_observed = top if self.last_observed is None else max(top, self.last_observed)
         return out
 
 
@@ -234,11 +232,11 @@ def recorded_frames(rec: Recording, *, after_tick: int | None = None, chunk: int
     """A finished (or growing) recording read back as frames: first one tickless frame with every object,
     eviction and kernel event, then one frame per tick after ``after_tick``, ``chunk`` ticks read at a time
     (one scan per table each), so memory stays per chunk whatever the recording's length."""
-    loose: dict[str, Columns] = {}
+    loose: dict[str, pl.DataFrame] = {}
     for name in ("objects", "evictions", "kernel_events"):
         df = rec._collect(name, rec.scan(name)).sort("observed", maintain_order=True)
         if df.height:
-            loose[name] = _columns(df)
+            loose[name] = df
     if loose:
         yield Frame(None, 0, loose)
     ticks = rec._collect("ticks", rec.scan("ticks"))
@@ -255,9 +253,9 @@ def recorded_frames(rec: Recording, *, after_tick: int | None = None, chunk: int
         tick_rows = ticks.filter(wanted).partition_by("tick", as_dict=True)
         for tick in numbers[i : i + chunk]:
             rows = tick_rows[(tick,)]
-            frame = Frame(int(tick), _micros(rows["time"][0]), {"ticks": _columns(rows)})
+            frame = Frame(int(tick), _micros(rows["time"][0]), {"ticks": rows})
             for name, parts in tables.items():
                 part_rows = parts.get((tick,))
                 if part_rows is not None:
-                    frame.tables[name] = _columns(part_rows)
+                    frame.tables[name] = part_rows
             yield frame

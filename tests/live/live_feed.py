@@ -58,8 +58,8 @@ def feed(
         assert current.tick is not None
         writer.next_tick = current.tick
         tick = writer.begin_tick(at=current.time)
-        for name, cols in current.tables.items():
-            for col, values in cols.items():
+        for name in current.tables:
+            for col, values in current.columns(name).items():
                 tick.tables[name][col].extend(values)
         while i < len(loose) and (following is None or loose[i][0] < following.time):
             _at, name, row = loose[i]
