@@ -119,10 +119,20 @@ class JournalTail:
             if self.torn or len(out) >= limit:
                 return out
             if any(s > seq for s, _p in fmt.list_segments(self.root)):
-                # closed: the writer opens the next segment before it folds this one
+                # closed: the writer opens the next segment after its last frame here, so what was appended
+                # since the read above is read now, and nothing after it
+                try:
+                    fd = os.open(path, os.O_RDONLY)
+                except FileNotFoundError:
+                    continue  # folded meanwhile: its part has the rest
+                try:
+                    out.extend(self._read_open(fd, seq, 1 << 30))
+                finally:
+                    os.close(fd)
                 self.position = TailPosition(seq + 1)
                 continue
             return out
+        return out
 
     def _read_open(self, fd: int, seq: int, limit: int) -> list[Frame]:
         out: list[Frame] = []
