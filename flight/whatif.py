@@ -106,6 +106,17 @@ def smallest_change_for_kill(
     last = next((p for p in reversed(before) if isinstance(p.get("available"), int)), None)
     if last is None:
         return {"setting": None, "derived": "no pass of this node before the kill in the window: nothing to derive"}
+    if not cause.startswith("node:"):
+        lowest = min(int(p["available"]) for p in before if isinstance(p.get("available"), int))
+        return {
+            "setting": None,
+            "derived": (
+                f"the recording does not show the node short of memory (memory.available at least {lowest} bytes at "
+                f"the passes before the kill, none running out between two): a hard threshold above {lowest // MI}Mi "
+                "would make those passes evict, but nothing recorded says an eviction would have prevented this "
+                "kill (a container with a limit is killed at its limit whatever the node has left): not proposed"
+            ),
+        }
     available, current = int(last["available"]), last.get("hard_threshold")
     if isinstance(current, int) and available < current:
         return {

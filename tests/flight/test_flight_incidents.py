@@ -123,7 +123,8 @@ def test_the_oom_kill_is_an_incident_with_the_kernel_side(flown: Flown) -> None:
     assert isinstance(kernel["oom_score_adj"], int) and kernel["qos"]
     assert kernel["passes_before"] and kernel["cause"]
     assert kernel["memory_ran_out_between_passes"] == []  # the fake's node keeps plenty of memory
-    assert doc["smallest_change"]["derived"]
+    assert kernel["cause"].startswith("not determined")  # plenty of memory at every pass
+    assert doc["smallest_change"]["setting"] is None and "not proposed" in doc["smallest_change"]["derived"]
     assert f"incident OOMKilled {k['namespace']}/{k['pod']} container {k['container']} on node-001" in flown.stderr
 
 
