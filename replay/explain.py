@@ -21,6 +21,7 @@ from replay.kubelet.manager import EvictionManager, FsTopology, SyncResult
 from replay.kubelet.ranking import RankFacts, rank_facts
 from replay.kubelet.thresholds import Threshold, get_threshold_quantity
 from replay.kubelet.versions import VersionProfile
+from replay.settings import detect_platform
 
 SAMPLES = ("kind-sidecars",)
 
@@ -179,18 +180,14 @@ def explain(
     notes.extend(_wrapped_counters(raw_summary))
     notes.extend(_other_node_notes(summary, node, pods))
     if platform is None:
-        platform = (
-            (node.os, "from the node object")
-            if node is not None and node.os
-            else ("linux", "assumed (no node object or pod names the OS)")
-        )
+        platform = detect_platform(node, (), lambda: [c.name for c in summary.node.system_containers])
     node_os = platform[0]
     if platform[1] != "from the node object":
         notes.append(f"platform {node_os} {platform[1]}")
-    if node_os == "windows":
+    if node_os == "windows" and prof.windows_memory_pressure:
         notes.append(
             "Windows node: memory.available comes from the windows-global-commit-memory system container "
-            "(commit charge), as in helpers_windows.go"
+            "(commit charge), as in helpers_windows.go (PR #122922, 1.31)"
         )
         if not any(c.name == "windows-global-commit-memory" for c in summary.node.system_containers):
             notes.append(
@@ -198,8 +195,12 @@ def explain(
                 "report it since Windows memory-pressure eviction, PR #122922): no memory.available "
                 "observation, so memory thresholds are not evaluated"
             )
-    elif any(c.name == "windows-global-commit-memory" for c in summary.node.system_containers):
-        notes.append("the summary looks like a Windows node's: pass --node so the Windows memory signal is used")
+    elif node_os == "windows":
+        notes.append(
+            f"Windows node with a {prof.version} kubelet: memory.available is built from node.memory as on every "
+            "platform (helpers.go) and the defaults are defaults_others.go's; the Windows commit-memory signal and "
+            "its 500Mi default came in 1.31 (PR #122922)"
+        )
     if config is None:
         config = config_from_flags(prof, os=node_os)
         notes.append("no kubelet configuration given: using the kubelet's default evictionHard for this version")

@@ -18,6 +18,8 @@ from dataclasses import InitVar, dataclass, field
 from datetime import datetime
 from typing import Any
 
+import polars as pl
+
 from kube.errors import InputError
 from recordings.pod_timeline import PodsInForce, PodVersion, index_pods_by_node
 from recordings.reader import Recording, TickInfo
@@ -26,6 +28,12 @@ from replay.counterfactual import disk_emptydirs, hold_pods, really_evicted, rem
 from replay.kubelet.api import Node, Pod, Summary, parse_nodes, parse_pods, parse_summary
 from replay.kubelet.manager import EvictionManager, FsTopology, SyncResult
 from replay.settings import NodeSettings, SettingsRequest, resolve_node
+
+
+def system_container_names(rec: Recording, node: str) -> list[str]:
+    """The system containers ``node``'s summaries report (read only when nothing else names its OS)."""
+    frame = rec.scan("system_container_stats").filter(pl.col("node") == node).select("name").unique().collect()
+    return [str(n) for n in frame["name"].to_list() if n is not None]
 
 
 def sample_time(summary: Summary) -> datetime | None:
@@ -85,6 +93,7 @@ class NodeRun:
             node_obj,
             self.rec.configz(self.node),
             (v.decode() for v in self.pod_versions if not v.deleted),
+            lambda: system_container_names(self.rec, self.node),
         )
         self.topology = self.request.topology or FsTopology()
         self.topology_source = "as given on the command line" if self.request.topology else ""

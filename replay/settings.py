@@ -10,7 +10,7 @@ another node of the recording runs 1.32. Every field of the result says where it
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +29,7 @@ from replay.kubelet.config import (
 )
 from replay.kubelet.duration import format_duration
 from replay.kubelet.manager import FsTopology
+from replay.kubelet.signals import SYSTEM_CONTAINER_WINDOWS_COMMIT as WINDOWS_COMMIT_CONTAINER
 from replay.kubelet.versions import VersionProfile, profile
 
 DEFAULT_VERSION = "1.37"
@@ -145,14 +146,21 @@ def pod_os(pod: Mapping[str, Any]) -> str | None:
     return None
 
 
-def detect_platform(node: Node | None, pods: Iterable[Mapping[str, Any]] = ()) -> tuple[str, str]:
+def detect_platform(
+    node: Node | None,
+    pods: Iterable[Mapping[str, Any]] = (),
+    system_containers: Callable[[], Iterable[str]] | None = None,
+) -> tuple[str, str]:
     """The node's OS and where it was read — the node object (``nodeInfo.operatingSystem``, else its
-    ``kubernetes.io/os`` label), else the OS its pods demand, else Linux *assumed*, which is said.
+    ``kubernetes.io/os`` label), else the OS its pods demand, else the summary's shape (only a Windows
+    kubelet reports the ``windows-global-commit-memory`` system container; ``system_containers`` gives the
+    names, asked only when needed), else Linux *assumed*, which is said.
 
     The platform picks the kubelet's defaults (eviction/defaults_windows.go: memory.available<500Mi,
     nodefs.available<10%, imagefs.available<15%, no inode defaults) and the memory signal
-    (helpers_windows.go: the ``windows-global-commit-memory`` system container, PR #122922); a Windows
-    Summary has no inode fields and no ``rlimit``, so inode and PID thresholds never have an observation.
+    (helpers_windows.go: the ``windows-global-commit-memory`` system container, PR #122922) — both from 1.31
+    (VersionProfile.windows_memory_pressure); a Windows Summary has no inode fields and no ``rlimit``, so
+    inode and PID thresholds never have an observation.
     """
     if node is not None and node.os:
         return node.os, "from the node object"
@@ -171,6 +179,8 @@ def detect_platform(node: Node | None, pods: Iterable[Mapping[str, Any]] = ()) -
             f"its pods demand different operating systems ({', '.join(sorted(seen))}) and no node "
             "object names the OS; record or import the Node object"
         )
+    if system_containers is not None and WINDOWS_COMMIT_CONTAINER in set(system_containers()):
+        return "windows", f"from the summary's shape (a {WINDOWS_COMMIT_CONTAINER} system container)"
     return "linux", "assumed (no node object or pod names the OS)"
 
 
@@ -180,12 +190,14 @@ def resolve_node(
     node: Node | None,
     recorded_configz: Mapping[str, Any] | None,
     pods: Iterable[Mapping[str, Any]] = (),
+    system_containers: Callable[[], Iterable[str]] | None = None,
 ) -> NodeSettings:
     """Version profile first (the node's own), then the baseline parsed with it, then the flags on top.
-    ``pods``: the node's pod objects, read for the OS only when no node object names it."""
+    ``pods`` (the node's pod objects) and ``system_containers`` (its summaries' system container names) are
+    read for the OS only when no node object names it."""
     prof, version_source = resolve_profile(request.kubelet_version, node, request.feature_gates or None)
     try:
-        platform, platform_source = detect_platform(node, pods)
+        platform, platform_source = detect_platform(node, pods, system_containers)
     except InputError as err:
         raise InputError(f"node {node_name}: {err.problem}") from None
     if platform_source != "from the node object":

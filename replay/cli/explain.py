@@ -60,7 +60,7 @@ def run_explain(args: argparse.Namespace) -> int:
     raw_pods = load_document(args.pods) if args.pods else None
     pods = parse_pods(raw_pods, source=args.pods) if args.pods else None
     topology = topology_from_args(args)
-    platform = detect_platform(node, _pod_items(raw_pods))
+    platform = detect_platform(node, _pod_items(raw_pods), lambda: _system_container_names(raw))
     explanation = explain(
         raw,
         args.summary,
@@ -77,6 +77,13 @@ def run_explain(args: argparse.Namespace) -> int:
     else:
         print_explanation(explanation)
     return 0
+
+
+def _system_container_names(raw: Any) -> list[str]:
+    """The summary's ``node.systemContainers`` names (its shape tells a Windows kubelet)."""
+    node = raw.get("node") if isinstance(raw, dict) else None
+    containers = node.get("systemContainers") if isinstance(node, dict) else None
+    return [str(c["name"]) for c in containers or () if isinstance(c, dict) and isinstance(c.get("name"), str)]
 
 
 def _pod_items(raw: Any) -> list[Any]:

@@ -28,7 +28,7 @@ from replay.kubelet import thresholds as th
 from replay.kubelet.api import Pod, parse_pod, parse_pod_stats, parse_summary
 from replay.kubelet.duration import parse_duration
 from replay.kubelet.message import eviction_message
-from replay.kubelet.signals import make_signal_observations
+from replay.kubelet.signals import make_signal_observations, signal_platform
 from replay.kubelet.versions import VersionProfile
 
 Checker = Callable[[Case, VersionProfile], list[str]]
@@ -278,7 +278,7 @@ def check_node_conditions_kind(case: Case, profile: VersionProfile) -> list[str]
 def check_signals(case: Case, profile: VersionProfile) -> list[str]:
     inp, exp = case.input, case.expect
     summary = parse_summary(inp["summary"], source=case.id)
-    obs, stats = make_signal_observations(summary, str(inp.get("platform") or "linux"))
+    obs, stats = make_signal_observations(summary, signal_platform(str(inp.get("platform") or "linux"), profile))
     failures: list[str] = []
     for signal, want in exp.get("observations", {}).items():
         got = obs.get(signal)

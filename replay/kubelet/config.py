@@ -43,8 +43,9 @@ class EvictionConfig:
 
 
 def default_eviction_hard(profile: VersionProfile, os: str = "linux") -> dict[str, str]:
-    """eviction/defaults_{linux,windows,others}.go: DefaultEvictionHard (Windows keeps 500Mi of memory)."""
-    if os == "windows":
+    """eviction/defaults_{linux,windows,others}.go: DefaultEvictionHard (Windows keeps 500Mi of memory from 1.31;
+    before, defaults_others.go held for Windows too: VersionProfile.windows_memory_pressure)."""
+    if os == "windows" and profile.windows_memory_pressure:
         return {"memory.available": "500Mi", "nodefs.available": "10%", "imagefs.available": "15%"}
     defaults = {"memory.available": "100Mi", "nodefs.available": "10%"}
     if os == "linux":

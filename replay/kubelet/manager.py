@@ -43,7 +43,7 @@ from replay.kubelet.message import (
     pod_ephemeral_storage_message,
 )
 from replay.kubelet.ranking import RankFunc, build_signal_to_rank_func, disk_usage
-from replay.kubelet.signals import go_int64, make_signal_observations
+from replay.kubelet.signals import go_int64, make_signal_observations, signal_platform
 from replay.kubelet.thresholds import (
     SignalObservation,
     Threshold,
@@ -191,7 +191,8 @@ class EvictionManager:
         reclaimer: NodeReclaimer = no_gc_effect,
         platform: str = "linux",
     ) -> None:
-        self.platform = platform
+        self.platform = signal_platform(platform, profile)
+        """Whose signal builders this kubelet runs (a Windows kubelet before 1.31 ran the common ones)."""
         self.config = config
         self.profile = profile
         self.topology = topology

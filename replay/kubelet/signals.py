@@ -24,6 +24,7 @@ from kube.signals import (
 )
 from replay.kubelet.api import FsStats, PodStats, Summary
 from replay.kubelet.thresholds import SignalObservation
+from replay.kubelet.versions import VersionProfile
 
 SYSTEM_CONTAINER_PODS = "pods"
 SYSTEM_CONTAINER_WINDOWS_COMMIT = "windows-global-commit-memory"
@@ -67,6 +68,15 @@ def _fs_observations(
             Quantity.new(go_int64(fs.inodes), Format.DECIMAL_SI),
             fs.time,
         )
+
+
+def signal_platform(platform: str, profile: VersionProfile) -> str:
+    """The platform whose ``makeMemoryAvailableSignalObservation`` a kubelet of ``profile`` on ``platform`` runs:
+    Windows has its own only from 1.31 (PR #122922, VersionProfile.windows_memory_pressure); a Windows kubelet
+    before ran the common one (helpers.go), as Linux does."""
+    if platform == "windows" and not profile.windows_memory_pressure:
+        return "linux"
+    return platform
 
 
 def _memory_available(summary: Summary, platform: str) -> SignalObservation | None:

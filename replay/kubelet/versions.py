@@ -102,6 +102,16 @@ class VersionProfile:
         return self.minor >= 32
 
     @property
+    def windows_memory_pressure(self) -> bool:
+        """A Windows kubelet builds ``memory.available`` from the ``windows-global-commit-memory`` system container
+        (helpers_windows.go) and defaults to ``memory.available<500Mi`` (defaults_windows.go): kubernetes/kubernetes
+        PR #122922, first in v1.31.0 (CHANGELOG-1.31.md: "Fixed a missing behavior where Windows nodes did not
+        implement memory-pressure eviction"). Before, Windows built the signal as every platform did (helpers.go,
+        ``summary.Node.Memory``: available + working set) and took defaults_others.go (memory 100Mi, nodefs 10%,
+        imagefs 15%; ``!linux`` then included Windows)."""
+        return self.minor >= 31
+
+    @property
     def merge_default_eviction_settings(self) -> bool:
         """``mergeDefaultEvictionSettings`` is a KubeletConfiguration field (PR #127577, 1.33)."""
         return self.minor >= 33
