@@ -136,7 +136,7 @@ class LiveApp(EvictlensApp):
         self.live.apply(message.nodes, message.events, message.last_time_us)
         self.finished = message.finished
         for screen in self.screen_stack:
-            if isinstance(screen, LiveScreen):
+            if isinstance(screen, LiveScreen) and screen.ready:  # composed: a poll can come before that
                 screen.live_changed()
 
     def on_work_failed(self, message: WorkFailed) -> None:

@@ -56,6 +56,8 @@ class LiveScreen(Screen[None]):
         Binding("escape", "back", "Back"),
         Binding("q", "back", "Back", show=False),
     ]
+    ready = False
+    """Mounted, its widgets there (the app redraws only such a screen; the screen draws itself on mount)."""
 
     @property
     def live_app(self) -> LiveApp:
@@ -241,6 +243,7 @@ class LiveOverviewScreen(LiveScreen):
 
     filter_text = ""
     """Nodes and events whose node or pod holds it (``/``)."""
+    _events_shown: tuple[int, str] | None = None
 
     def compose(self) -> ComposeResult:
         yield TitleHeader()
@@ -260,6 +263,7 @@ class LiveOverviewScreen(LiveScreen):
 
     def on_mount(self) -> None:
         self.sub_title = self.live_app.source.label
+        self.ready = True
         self.live_changed()
         self.query_one("#live-nodes", RecordTable).focus()
 
@@ -267,8 +271,13 @@ class LiveOverviewScreen(LiveScreen):
         state = self.live
         self.query_one("#live-title", Static).update(self._title(state))
         self.query_one("#live-nodes", RecordTable).show(*node_records(state))
-        columns, records = event_records(state)
-        self.query_one("#live-events", RecordTable).show(columns, [r for r in records if _matches(r, self.filter_text)])
+        shown = (state.events[-1].index if state.events else -1, self.filter_text)
+        if shown != self._events_shown:  # the list is redrawn only when it changed (a quiet tick leaves it)
+            self._events_shown = shown
+            columns, records = event_records(state)
+            self.query_one("#live-events", RecordTable).show(
+                columns, [r for r in records if _matches(r, self.filter_text)]
+            )
         self._detail()
 
     def _title(self, state: LiveState) -> Text:

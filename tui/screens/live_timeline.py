@@ -57,6 +57,7 @@ class LiveTimelineScreen(LiveScreen):
 
     def on_mount(self) -> None:
         self.sub_title = self.node
+        self.ready = True
         self.live_changed()
 
     def on_resize(self) -> None:
