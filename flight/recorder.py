@@ -75,6 +75,7 @@ class FlightRecorder:
         self.webhook: Any = None
         self.seen: set[str] = set()
         self.pending: dict[str, tuple[Incident, int]] = {}  # name → (incident, when its after-window ends, µs)
+        self._pending_lock = threading.Lock()  # the worker adds, the loop takes
         self.recording_start: int | None = None
         self.failures = 0
         self.disabled = False
@@ -136,7 +137,7 @@ class FlightRecorder:
             if not doc.get("window", {}).get("complete", True):
                 inc = _incident_of(doc)
                 if inc is not None:
-                    self.pending[path.name] = (inc, inc.time + int(self.opts.after_s * 1e6))
+                    self.pending[path.name] = (inc, max(inc.time + int(self.opts.after_s * 1e6), inc.observed))
         self._thread = threading.Thread(target=self._work, name="evictlens-incidents", daemon=True)
         self._thread.start()
 
@@ -162,19 +163,23 @@ class FlightRecorder:
                 f"{len(early)} evictions or kills stored in tick {stored.index} happened before the recording started "
                 f"(the first {first.kind} of {first.who} at {stamp(first.time)}): no incident, no pass to explain"
             )
-        for name, (inc, due) in list(self.pending.items()):
-            if stored.time >= due:
+        with self._pending_lock:
+            due = [(name, inc) for name, (inc, until) in self.pending.items() if stored.time >= until]
+            for name, _inc in due:
                 del self.pending[name]
-                self._jobs.put(_Job(inc, repack=True))
+        for _name, inc in due:
+            self._jobs.put(_Job(inc, repack=True))
 
     def stopped(self) -> None:
         if self._thread is None:
             if self.webhook is not None:
                 self.webhook.close()
             return
-        for _name, (inc, _due) in list(self.pending.items()):
+        with self._pending_lock:
+            left = [inc for inc, _until in self.pending.values()]
+            self.pending.clear()
+        for inc in left:
             self._jobs.put(_Job(inc, repack=True, final=True))
-        self.pending.clear()
         self._jobs.put(None)
         self._thread.join(STOP_WAIT_S)
         if self._thread.is_alive():
@@ -286,7 +291,8 @@ class FlightRecorder:
             if self.webhook is not None:
                 self.webhook.post(inc.name, dumps(doc))
             if not complete and not job.final:
-                self.pending[inc.name] = (inc, until)
+                with self._pending_lock:
+                    self.pending[inc.name] = (inc, until)
         elif previous is not None and headline(previous) != headline(doc):
             self.log(f"revised with the whole after-window: {headline(doc)}")
 
