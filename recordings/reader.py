@@ -143,8 +143,11 @@ class Recording:
 
     def __init__(self, root: Path, *, skip_bad: bool = False, live_root: Path | None = None) -> None:
         self.root = root
+        self.data_root = root
+        """The directory whose files this Recording reads: a snapshot of ``root`` when a live writer holds ``root``
+        (``live_root``). Reopen this one (parallel workers) to read exactly the same ticks."""
         self.live_root = live_root
-        """The directory a live writer is writing, when ``root`` is a snapshot of it (else None)."""
+        """The directory a live writer is writing, when this Recording reads a snapshot of it (else None)."""
         self.skip_bad = skip_bad
         self.skipped: list[str] = []
         """What ``skip_bad`` left out, one line each: a damaged part, journal frame or empty node."""
@@ -190,6 +193,8 @@ class Recording:
                         journal.setdefault(name, []).append(frame_from_columns(name, cols))
         self._journal = {name: pl.concat(frames) for name, frames in journal.items()}
         self._cache: dict[str, pl.DataFrame] = {}
+        if live_root is not None:  # messages, results and size name the directory the user gave
+            self.root = live_root
         if not self.manifest.finalized and live_root is not None:
             top = self._table("ticks")["tick"].cast(pl.Int64).max()
             self.notes.append(
@@ -497,7 +502,8 @@ def open_recording(path: str | Path, *, skip_bad: bool = False) -> Recording:
     A recording a live writer holds (``record`` still running) is read from a private snapshot up to
     its last finished tick (:mod:`recordings.snapshot`), removed once the :class:`Recording` is garbage
     collected and two newer snapshots were taken (a LazyFrame from ``open_recording(d).scan(...)`` outlives
-    its Recording), or at exit; ``rec.root`` is then the snapshot and ``rec.live_root`` the directory given."""
+    its Recording), or at exit; ``rec.root`` and ``rec.live_root`` are then the directory given,
+    ``rec.data_root`` the snapshot."""
     from .snapshot import is_live, keep_until_unused, take_snapshot
 
     root = Path(path)

@@ -126,7 +126,7 @@ def partials_parallel(
         futures = [
             pool.submit(
                 replay_shard,
-                str(rec.root),
+                str(rec.data_root),  # a live recording's snapshot: every worker reads the same ticks
                 rec.skip_bad,
                 list(requests),
                 s,
@@ -164,5 +164,6 @@ def partials_ray(
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
     remote = ray.remote(replay_shard_frames)
     shards = _shards(names, tasks or len(names))
-    refs = [remote.remote(str(rec.root.resolve()), rec.skip_bad, list(requests), s, frames, rankings) for s in shards]
+    path = str(rec.data_root.resolve())  # a live recording's snapshot: every worker reads the same ticks
+    refs = [remote.remote(path, rec.skip_bad, list(requests), s, frames, rankings) for s in shards]
     return _merge(names, shards, ray.get(refs), len(requests))

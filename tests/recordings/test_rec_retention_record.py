@@ -107,11 +107,18 @@ def test_readers_on_the_live_directory_see_whole_ticks_and_leave_the_recorder_al
             _check_whole(open_recording(out))
         info = run_evictlens("info", str(out))
         assert info.returncode == 0, info.stderr
+        assert "live recording (its recorder is writing it)" in info.stdout + info.stderr
         replay = run_evictlens("replay", str(out), "--json", *hard)
         assert replay.returncode in (0, 1), replay.stderr
+        explain = run_evictlens("explain", str(out), "--node", "node-001", "--tick", "1", *hard)
+        assert explain.returncode in (0, 1), explain.stderr
+        packed = run_evictlens("pack", str(out), "-o", str(tmp_path / "live.tar"))
+        assert packed.returncode == 0, packed.stderr
+        assert run_evictlens("unpack", str(tmp_path / "live.tar"), "-o", str(tmp_path / "unpacked")).returncode == 0
+        _check_whole(open_recording(tmp_path / "unpacked"))
         proc.send_signal(signal.SIGSTOP)  # wherever it is: mid-fold, mid-frame
         try:
-            frozen = run_evictlens("replay", str(out), "--json", *hard)
+            frozen = run_evictlens("replay", str(out), "--json", "--jobs", "2", *hard)  # workers reopen the snapshot
             cut = max(_live_ticks(out))
         finally:
             proc.send_signal(signal.SIGCONT)

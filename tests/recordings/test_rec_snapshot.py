@@ -52,11 +52,11 @@ def test_open_recording_on_a_live_directory_reads_a_snapshot_up_to_the_last_fini
         fh.write(b"EVJ1\x00\x10\x00\x00garbage")
     assert fmt.live_writer(root) == os.getpid()
     rec = open_recording(root)
-    assert rec.live_root == root and rec.root != root and rec.root.name == "rec"
+    assert rec.live_root == rec.root == root and rec.data_root != root and rec.data_root.name == "rec"
     assert _numbers(rec) == list(range(7))  # each tick exactly once, the torn frame not copied
     assert rec.notes == ["live recording (its recorder is writing it): read a snapshot up to the last finished tick 6"]
-    assert not (rec.root / fmt.LOCK).exists()
-    snap = rec.root.parent
+    assert not (rec.data_root / fmt.LOCK).exists()
+    snap = rec.data_root.parent
     assert _numbers(open_recording(root)) == list(range(7))  # a LazyFrame outlives its Recording: still readable
     del rec
     gc.collect()
