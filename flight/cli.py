@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    from recordings.recorder.options import add_record_arguments
+    from recordings.recorder.options import EXIT_STATUS, add_record_arguments
 
     p: argparse.ArgumentParser = sub.add_parser(
         "record",
@@ -98,10 +98,8 @@ def add_parser(sub: Any) -> None:
         "explanation (report.txt, report.json), out one tick after it is stored. Credentials come from "
         "--kubeconfig/--context as with kubectl. Example: %(prog)s -o rec --interval 10s --webhook https://hooks.example/x",
         epilog="Ctrl-C, SIGTERM and SIGHUP (a closed terminal) finish the tick in flight and finalize the recording. "
-        "Exit status: 0 recorded, 1 the cluster could not be reached or the disk filled up (the ticks recorded "
-        "so far are kept), 2 bad input (a flag, the kubeconfig, the output directory), 3 the cluster refused the "
-        "credentials (401, 403, an exec plugin that failed, a client certificate it does not accept). A webhook "
-        "that cannot be reached is logged and counted; it never stops the recording.",
+        + EXIT_STATUS
+        + " A webhook that cannot be reached is logged and counted; it never stops the recording.",
     )
     add_record_arguments(p)
     g = p.add_argument_group("incidents (the flight recorder)")

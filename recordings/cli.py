@@ -229,6 +229,8 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 
 def add_record_parser(subparsers: SubParsers) -> None:
+    from .recorder.options import EXIT_STATUS, add_record_arguments
+
     rec = subparsers.add_parser(
         "record",
         help="record a live cluster into a recording directory",
@@ -236,12 +238,8 @@ def add_record_parser(subparsers: SubParsers) -> None:
         "recording until Ctrl-C or --duration. Credentials come from --kubeconfig/--context as with kubectl. "
         "Example: %(prog)s -o rec --interval 10s --duration 1h",
         epilog="Ctrl-C, SIGTERM and SIGHUP (a closed terminal) finish the tick in flight and finalize the recording. "
-        "Exit status: 0 recorded, 1 the cluster could not be reached or the disk filled up (the ticks recorded "
-        "so far are kept), 2 bad input (a flag, the kubeconfig, the output directory), 3 the cluster refused the "
-        "credentials (401, 403, an exec plugin that failed, a client certificate it does not accept).",
+        + EXIT_STATUS,
     )
-    from .recorder.options import add_record_arguments
-
     add_record_arguments(rec)
     rec.set_defaults(func=cmd_record, command="record")
 

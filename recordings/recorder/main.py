@@ -266,11 +266,14 @@ class Recorder:
             if self.opts.keep_raw:
                 tick.add_raw(res.node, "stats/summary", res.body, observed=res.scraped)
             self._note_kubelet_start(res.node, summary)
-        self.writer.commit(tick)
+        try:
+            self.writer.commit(tick)
+        finally:  # a fold that fails after the tick was journalled still kept the tick: count it
+            if self.writer.last_tick == tick.index:
+                c.ticks += 1
         self._tick_metrics(tick, started, deadline)
         if self.hooks:
             call_hooks(self.hooks, "tick_stored", stored_tick(self.root, tick))
-        c.ticks += 1
         c.nodes_ok, c.nodes_failed = ok, failed
         c.gaps += failed
         self.status.update()
@@ -486,6 +489,7 @@ class Recorder:
                     file=sys.stderr,
                 )
                 code, outcome = 1, "stopped"
+                self.writer.close_after_failure()  # give the lock up: `record --append` or `info` may follow
         else:
             self.writer.close_after_failure()
         if self.status is not None:

@@ -177,6 +177,14 @@ def add_record_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+EXIT_STATUS = (
+    "Exit status: 0 recorded, 1 the cluster could not be reached or the disk filled up once recording (the ticks "
+    "recorded so far are kept), 2 bad input (a flag, the kubeconfig, the output directory, or no room to create the "
+    "recording: nothing is left behind), 3 the cluster refused the credentials (401, 403, an exec plugin that "
+    "failed, a client certificate it does not accept)."
+)
+"""``record --help``'s exit statuses, written once for every host of the command."""
+
 MIN_INTERVAL = 1.0
 """--interval floor, in seconds (the kubelet's own housekeeping period is 10 s). ``EVICTLENS_MIN_INTERVAL``
 lowers it for the test suite only, whose fake clusters tick faster than any kubelet."""
