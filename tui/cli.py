@@ -32,10 +32,23 @@ def run_tui(args: argparse.Namespace) -> int:
         raise InputError(f"expected a number of processes of at least 1, got {args.jobs}", field="--jobs")
     if wants_live(args):  # the live view checks its flags and source before the terminal
         return run_live(args, Path(args.export_dir) if args.export_dir else None, args.jobs or 0, interactive)
+    if args.target is not None:  # a bad path fails here, in one line, not in a full-screen box seconds later
+        check_target(Path(args.target))
     interactive()
     app = make_app(args.target, export_dir=Path(args.export_dir) if args.export_dir else None, jobs=args.jobs or 0)
     status = app.run()
     return int(app.return_code or status or 0)
+
+
+def check_target(path: Path) -> None:
+    """What ``evictlens tui PATH`` was given, checked before the terminal goes full-screen: a recording, a
+    results directory or a packed recording (:func:`tui.loading.classify`), a recording's manifest readable."""
+    from tui.loading import classify
+
+    if classify(path) == "recording":
+        from recordings.reader import open_recording
+
+        open_recording(path)
 
 
 def add_parser(sub: Any) -> None:
