@@ -336,6 +336,8 @@ class Recorder:
             print(f"evictlens record: {exc.one_line()}", file=sys.stderr)
         except RecordingError as exc:  # bad input before the writer exists (2), a failed write after (1)
             outcome, code, disk_failed = "stopped", 1 if self.writer is not None else 2, self.writer is not None
+            if not self.targets and self.writer is not None and self.writer.ticks_written == 0:
+                code = 2  # --node/--nodes matched no node: bad input, though the writer had opened
             print(f"evictlens record: {exc.one_line()}", file=sys.stderr)
         finally:
             self.metrics.not_ready("the recorder stopped" if code == 0 else "the recorder failed")

@@ -19,6 +19,7 @@ and limits come from the benchmark in tests/recordings/bench/bench_incluster.py 
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -30,6 +31,7 @@ from kube.errors import RecordingError
 from .rbac import DIRECT_ROLE, PROXY_ROLE
 
 METRICS_PORT = 9090
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")  # a namespace's name (RFC 1123 label)
 DATA = "/data"
 COMMAND = ["evictlens", "record"]  # the image's ENTRYPOINT (deploy/Containerfile); tests pin both
 NAME = "evictlens-recorder"
@@ -223,8 +225,15 @@ def documents(text: str) -> list[dict[str, Any]]:
 
 
 def manifests_from_args(args: argparse.Namespace) -> str:
-    if not args.namespace:
-        raise RecordingError("expected a namespace name", source="--namespace")
+    if not DNS_LABEL.fullmatch(args.namespace or ""):
+        raise RecordingError(
+            f"expected a namespace name (lower-case letters, digits and '-', at most 63), got {args.namespace!r}",
+            source="--namespace",
+        )
+    if args.image is not None and (not args.image.strip() or any(c.isspace() for c in args.image)):
+        raise RecordingError(
+            f"expected an image reference such as registry/evictlens:0.1.0, got {args.image!r}", source="--image"
+        )
     return manifests_text(
         Deploy(
             namespace=args.namespace,

@@ -204,3 +204,34 @@ def test_a_bad_listen_address_is_one_line(addr: str, tmp_path: Path) -> None:
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and "--listen" in done.stderr
     assert not (tmp_path / "rec").exists()
+
+
+def test_a_node_the_cluster_does_not_have_is_one_line_and_nothing_on_disk(kubelets: FakeServer, tmp_path: Path) -> None:
+    out = tmp_path / "rec"
+    done = subprocess.run(
+        [
+            *evictlens_command(),
+            "record",
+            "-o",
+            str(out),
+            "--kubeconfig",
+            kubelets.kubeconfig,
+            "--context",
+            "static",
+            "--kubelet-direct",
+            "--node",
+            "node-999",
+            "--listen",
+            f"127.0.0.1:{free_port()}",
+        ],
+        env=child_env(),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    errors = [ln for ln in done.stderr.splitlines() if "/metrics, /healthz" not in ln]
+    assert len(errors) == 1 and "--node" in errors[0] and "no nodes match" in errors[0], done.stderr
+    assert not out.exists()

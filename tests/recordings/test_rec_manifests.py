@@ -160,3 +160,10 @@ def test_the_image_runs_exactly_the_manifests_command() -> None:
     assert _instruction(text, "CMD") == recorder_args(Deploy()) == _pod(_docs("proxy"))["containers"][0]["args"]
     (user,) = [ln.split()[1] for ln in text.splitlines() if ln.startswith("USER ")]
     assert user == "65532:65532" and _pod(_docs("proxy"))["securityContext"]["runAsUser"] == 65532
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--namespace", "Bad_NS"), ("--namespace", ""), ("--image", "a b")])
+def test_a_bad_namespace_or_image_is_one_line(flag: str, value: str) -> None:
+    done = run_cli("record", "--print-manifests", flag, value)
+    assert done.returncode == 2 and not done.stdout
+    assert len(done.stderr.strip().splitlines()) == 1 and flag in done.stderr

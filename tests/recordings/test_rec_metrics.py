@@ -141,3 +141,14 @@ def test_a_bare_port_serves_every_interface_ipv4_included(tmp_path: Path) -> Non
         assert _get(server, "/healthz").status_code == 200
     finally:
         server.close()
+
+
+def test_a_client_that_never_finishes_its_request_holds_up_nobody(tmp_path: Path) -> None:
+    """Each connection has a thread of its own: a stuck scraper leaves /healthz (and the tick loop) alone."""
+    server = HealthServer.start("127.0.0.1:0", RecorderMetrics(tmp_path), stale_after=60)
+    try:
+        with socket.create_connection(("127.0.0.1", server.port)) as stuck:
+            stuck.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")  # no blank line: the request never ends
+            assert _get(server, "/healthz").status_code == 200
+    finally:
+        server.close()
