@@ -1,6 +1,7 @@
 """``tui --live`` on a live cluster: the project's test API server (tests/recordings/apiserver/, pressure mode),
 recorded in-process by ``record``'s recorder (live/sources.py ``ClusterSource``) and followed by the live engine.
-The overview's rows change in place as ticks arrive; the fake kubelet's eviction arrives as a flagged row."""
+The overview's rows change in place as ticks arrive; a node that stops answering is marked stale (then not); the
+fake kubelet's eviction arrives as a flagged row."""
 
 from __future__ import annotations
 
@@ -75,6 +76,15 @@ async def test_the_live_overview_follows_the_test_api_server(cluster: FakeServer
             assert "1Gi" in str(app.screen.query_one("#live-detail").render()) or "next to go" in str(
                 app.screen.query_one("#live-detail").render()
             )
+            cluster.faults(timeout_nodes=["node-001"])  # node-001's summary hangs: a gap each tick
+            try:
+                await until(pilot, lambda: "⏸" in _row(app, "node-001"), "node-001 marked stale")
+                assert "1 stale" in str(app.screen.query_one("#live-title").render())
+                assert any("⏸ stale" in r and "node-001" in r for r in _events(app))
+                assert "⏸" not in _row(app, "node-000")
+            finally:
+                cluster.faults(timeout_nodes=[])
+            await until(pilot, lambda: "⏸" not in _row(app, "node-001"), "node-001 answering again")
             cluster.control("pressure", {"nodes": {"node-000": {"delta": 0.1}}})  # the fake kubelet evicts
             await until(pilot, lambda: any("◆ EVICTED" in r for r in _events(app)), "the real eviction's row")
             row = next(r for r in _events(app) if "◆ EVICTED" in r)
