@@ -1,6 +1,6 @@
 """``evictlens import --prometheus``: Prometheus history → a recording, one time window at a time.
 
-Why windows: memory must be bounded by a window (default 1 h of steps), not by the range asked. Each
+Why windows: memory must be bounded by a window (sized by :mod:`.budget`), not by the range asked. Each
 window runs every query of :mod:`.queries` as a range query on the step grid, turns the results into
 whole tables (the series tables, ticks) with polars and publishes them as one part through
 :meth:`RecordingWriter.publish_part` — as the benchmark generator does — while pods and nodes (from
@@ -30,6 +30,7 @@ from ..format import Manifest, RecordingBusyError, remove_tree
 from ..schema import ALL_SCHEMAS, TIME
 from ..summary_codec import format_time
 from ..writer import RecordingWriter
+from .budget import DEFAULT_BUDGET, choose_window, measure
 from .client import ClientOptions, Pending, PrometheusClient, PrometheusError, Series
 from .detect import discover, ksm_relabel
 from .interval import Intervals, family_queries, interval_notes
@@ -54,7 +55,8 @@ class PrometheusImport:
     step: float = 10.0
     conventions: Conventions = field(default_factory=Conventions)
     lookback: str | None = None
-    window: float = 3600.0
+    window: float | None = None  # None: the largest that fits memory_budget (budget.choose_window)
+    memory_budget: int = DEFAULT_BUDGET
     configz: Mapping[str | None, Mapping[str, Any]] = field(default_factory=dict)  # node (None: all) → body
     events: Sequence[Mapping[str, Any]] = ()
     priority_classes: Mapping[str, int] = field(default_factory=dict)
@@ -100,6 +102,9 @@ def import_prometheus(spec: PrometheusImport, out: Path, *, progress: Progress |
         nodes = found.nodes
         for note in found.notes:
             notes.add(note)
+        sizing = measure(client, spec.conventions, len(nodes), spec.start, spec.end, spec.step)
+        window = choose_window(sizing, spec.step, spec.memory_budget, spec.window, spec.end - spec.start + spec.step)
+        spec = dataclasses.replace(spec, window=window)
         report("probing", 1, 1)
         with _leave_nothing(out):
             writer = RecordingWriter(out, Manifest(source="prometheus", options=_options(spec, nodes)))
@@ -152,6 +157,8 @@ def _options(spec: PrometheusImport, nodes: list[str]) -> dict[str, Any]:
         "nodes": nodes,
         "selector": list(conv.selector),
         "lookback": spec.lookback,
+        "window": f"{spec.window:g}s" if spec.window else None,
+        "memory_budget": spec.memory_budget,
         "labels": {
             "kubelet_node": conv.kubelet_node,
             "node_exporter_node": conv.node_exporter_node,
@@ -173,7 +180,7 @@ def _write(
     report: Progress,
 ) -> None:
     total = round((spec.end - spec.start) / spec.step) + 1
-    per = max(1, int(spec.window // spec.step))
+    per = max(1, int((spec.window or spec.step) // spec.step))
     windows = [(lo, min(total, lo + per)) for lo in range(0, total, per)]
     for node, body in _configz_for(spec, nodes):
         writer.observe("configz", body, observed=int(spec.start * SECOND_US), node=node)
@@ -369,23 +376,20 @@ def _long(
         },
         schema={"sid": pl.Int64, **{c: t for c, t in schema.items() if c not in ("tick", "value")}},
     )
+    lengths = pl.Series([len(s) for s in series], dtype=pl.Int64)
     samples = pl.DataFrame(
         {
-            "sid": [i for i, s in enumerate(series) for _ in s.raw],
-            "t": [float(p[0]) for s in series for p in s.raw],
-            "v": [p[1] for s in series for p in s.raw],
-        },
-        schema={"sid": pl.Int64, "t": pl.Float64, "v": pl.String},
-    )
-    out = samples.with_columns(
-        ((pl.col("t") - spec.start) / spec.step).round(0).cast(pl.Int64).alias("tick"),
-        pl.col("v").cast(pl.Float64, strict=False).alias("value"),
-    )
+            "sid": pl.int_range(len(series), eager=True, dtype=pl.Int64).repeat_by(lengths).explode(),
+            "t": pl.concat([s.times for s in series], rechunk=True),
+            "value": pl.concat([s.values for s in series], rechunk=True),
+        }
+    ).drop_nulls("sid")
+    out = samples.with_columns(((pl.col("t") - spec.start) / spec.step).round(0).cast(pl.Int64).alias("tick"))
     finite = pl.col("value").is_finite().fill_null(False)
     if non_finite is not None:
         bad = out.filter(~finite)
         if bad.height:
-            non_finite(bad.join(labels, on="sid").select("node", "tick", "v"))
+            non_finite(bad.join(labels, on="sid").select("node", "tick", "value"))
     return out.filter(finite).join(labels, on="sid").select(list(schema))
 
 
@@ -732,7 +736,8 @@ class _ObjectState:
 def _ticks(s: Series, spec: PrometheusImport) -> list[int]:
     """The steps at which a series has a value."""
     start, step = spec.start, spec.step
-    return [round((float(t) - start) / step) for t, v in s.raw if v != "NaN"]
+    # per series in Python: polars' per-call overhead is far above a few hundred samples' work
+    return [round((t - start) / step) for t, v in zip(s.times.to_list(), s.values.to_list(), strict=True) if v == v]
 
 
 def _at_ticks(series: Sequence[Series], label: str, spec: PrometheusImport) -> dict[tuple[str, str], dict[int, str]]:
@@ -774,7 +779,7 @@ def _static_pods(static: Mapping[str, list[Series]]) -> dict[tuple[str, str], di
             )
     for name in ("pod_created", "pod_start"):
         for s in static.get(name, ()):
-            slot(s)[name] = s.samples[-1][1]
+            slot(s)[name] = s.values[-1]
     for name in ("container_info", "init_info"):
         for s in static.get(name, ()):
             slot(s).setdefault(name, {})[s.labels.get("container", "")] = s.labels.get("restart_policy")
@@ -782,7 +787,7 @@ def _static_pods(static: Mapping[str, list[Series]]) -> dict[tuple[str, str], di
         for s in static.get(name, ()):
             res = _resource_name(s.labels.get("resource", ""))
             slot(s).setdefault(name, {}).setdefault(s.labels.get("container", ""), {})[res] = _quantity(
-                res, s.samples[-1][1]
+                res, s.values[-1]
             )
     return out
 
@@ -884,7 +889,7 @@ def _static_nodes(static: Mapping[str, list[Series]], label: str) -> dict[str, d
     for name in ("node_capacity", "node_allocatable"):
         for s in static.get(name, ()):
             res = _resource_name(s.labels.get("resource", ""))
-            out.setdefault(s.labels.get(label, ""), {}).setdefault(name, {})[res] = _quantity(res, s.samples[-1][1])
+            out.setdefault(s.labels.get(label, ""), {}).setdefault(name, {})[res] = _quantity(res, s.values[-1])
     for s in static.get("node_taints", ()):
         taint = {k: s.labels[k] for k in ("key", "value", "effect") if s.labels.get(k)}
         out.setdefault(s.labels.get(label, ""), {}).setdefault("taints", []).append(taint)

@@ -100,9 +100,15 @@ def add_prometheus_arguments(parser: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--window",
-        default="1h",
         metavar="DURATION",
-        help="query and write this much at a time (bounds memory; default 1h)",
+        help="query and write this much at a time (default: the largest that fits --memory-budget for the "
+        "pods and containers counted; a larger one is refused)",
+    )
+    g.add_argument(
+        "--memory-budget",
+        default="1Gi",
+        metavar="SIZE",
+        help="peak memory the import may use (default 1Gi); sizes the window",
     )
     g.add_argument("--bearer-token-file", metavar="FILE", help="send 'Authorization: Bearer <file content>'")
     g.add_argument("--basic-auth", metavar="USER:PASSWORD_FILE", help="basic auth; the password read from a file")
@@ -147,6 +153,7 @@ def run_prometheus_import(args: argparse.Namespace) -> int:
     from kube.duration import parse_duration_seconds
 
     from ..documents import load_document
+    from .budget import parse_budget
     from .build import PrometheusImport, import_prometheus
     from .client import ClientOptions
     from .labels import Conventions, parse_selector
@@ -203,7 +210,8 @@ def run_prometheus_import(args: argparse.Namespace) -> int:
         step=parse_duration_seconds(args.step, flag="--step"),
         conventions=conv,
         lookback=_lookback(args.lookback, parse_duration_seconds),
-        window=parse_duration_seconds(args.window, flag="--window"),
+        window=parse_duration_seconds(args.window, flag="--window") if args.window else None,
+        memory_budget=parse_budget(args.memory_budget),
         configz=configz,
         events=events,
         priority_classes=classes,

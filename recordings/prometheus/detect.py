@@ -195,7 +195,7 @@ def _ksm_labels(client: PrometheusClient, conv: Conventions, span: str, end: flo
         end,
     )
     uids = client.query(f"count(count by (uid) (last_over_time(kube_pod_info{conv.matchers(None)}[{span}])))", end)
-    n_uids = int(float(uids[0].raw[0][1])) if uids and uids[0].raw else 0
+    n_uids = int(uids[0].values[0]) if uids and len(uids[0]) else 0
     if len(pods) == 1 and n_uids > 1:
         only = pods[0].labels
         raise InputError(
@@ -224,7 +224,7 @@ def ksm_relabel(series: Sequence[Series], conv: Conventions) -> list[Series]:
                 continue
             else:
                 labels.pop(canon, None)
-        out.append(Series(labels, s.raw))
+        out.append(Series(labels, s.times, s.values))
     return out
 
 

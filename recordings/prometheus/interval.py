@@ -64,10 +64,8 @@ class Intervals:
         for s in series:
             key = (family, "|".join(f"{k}={v}" for k, v in sorted(s.labels.items())))
             last = self._last.get(key)
-            for _t, v in s.raw:
-                try:
-                    at = float(v)
-                except (TypeError, ValueError):
+            for at in s.values.to_list():
+                if at is None or at != at:  # NaN
                     continue
                 if last is not None and at > last + 1e-3:
                     counter[round(at - last, 1)] += 1

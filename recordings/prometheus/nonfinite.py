@@ -27,7 +27,7 @@ class _Query(Protocol):
 class _Seen:
     what: str
     count: int
-    first: tuple[int, str, str]  # (tick, node, value as the API sent it)
+    first: tuple[int, str, float]  # (tick, node, value)
     kinds: set[str]
 
 
@@ -49,7 +49,7 @@ class NonFinite:
                 return
             node, tick, value = rows.row(0)
             entry = self.seen.get(q.name)
-            kinds = set(rows["v"].unique().to_list())
+            kinds = {"NaN" if v != v else "+Inf" if v > 0 else "-Inf" for v in rows["value"].unique().to_list()}
             if entry is None:
                 self.seen[q.name] = _Seen(q.what, rows.height, (tick, node, value), kinds)
             else:

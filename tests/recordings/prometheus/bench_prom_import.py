@@ -12,7 +12,7 @@ CPU, peak RSS of the import process). ``--keep`` reuses the blocks of an earlier
 from __future__ import annotations
 
 import argparse
-import resource
+import os
 import shutil
 import subprocess
 import sys
@@ -167,6 +167,8 @@ def main() -> int:
     ap.add_argument("--pods", type=int, default=10)
     ap.add_argument("-d", "--dir", type=Path, default=Path("/tmp/prom-bench"))
     ap.add_argument("--keep", action="store_true", help="reuse the blocks already in DIR/data")
+    ap.add_argument("--minutes", type=int, help="import only the first MINUTES of the generated range")
+    ap.add_argument("import_args", nargs="*", help="more import flags (after --), e.g. -- --window 30m")
     args = ap.parse_args()
     data = args.dir / "data"
     if not args.keep:
@@ -181,10 +183,10 @@ def main() -> int:
         print(f"generated and backfilled {total:,} samples in {time.monotonic() - started:.0f}s")
     out = args.dir / "rec"
     shutil.rmtree(out, ignore_errors=True)
-    with prometheus(data, deadline=600) as srv:
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    log_out, log_err = args.dir / "import.out", args.dir / "import.err"
+    with prometheus(data, deadline=600) as srv, log_out.open("w") as fo, log_err.open("w") as fe:
         started = time.monotonic()
-        done = subprocess.run(
+        proc = subprocess.Popen(
             [
                 sys.executable,
                 "-m",
@@ -195,24 +197,26 @@ def main() -> int:
                 "--from",
                 str(T0),
                 "--to",
-                str(T0 + args.hours * 3600 - 10),
+                str(T0 + (args.minutes * 60 if args.minutes else args.hours * 3600) - 10),
                 "-o",
                 str(out),
+                *args.import_args,
             ],
             cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=False,
+            stdout=fo,
+            stderr=fe,
         )
+        # wait4 on the import alone: RUSAGE_CHILDREN's peak would be promtool's or prometheus'
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
         wall = time.monotonic() - started
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    print(done.stdout.strip(), done.stderr.strip()[-2000:], sep="\n")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    print(log_out.read_text().strip(), log_err.read_text().strip()[-2000:], sep="\n")
+    size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file()) / 1e6 if out.exists() else 0.0
     print(
-        f"import: {wall:.0f}s wall, {cpu:.0f}s CPU (import process), peak RSS {after.ru_maxrss / 1024:.0f} MiB; "
-        f"recording {sum(f.stat().st_size for f in out.rglob('*') if f.is_file()) / 1e6:.1f} MB"
+        f"import: {wall:.0f}s wall, {usage.ru_utime + usage.ru_stime:.0f}s CPU (import process), "
+        f"peak RSS {usage.ru_maxrss / 1024:.0f} MiB; recording {size:.1f} MB"
     )
-    return done.returncode
+    return proc.returncode
 
 
 if __name__ == "__main__":
