@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from .play import ScenarioPlayer
 
 RETAIN = "15m"
-"""A live cluster's private recording keeps only this much (``record --retain``, where it exists): the engine
-needs the recent ticks only, and a watch of days must not fill the disk."""
+"""A live cluster's private recording keeps only this much, or three intervals if that is longer (``record
+--retain``, where it exists): the engine needs the recent ticks only, and a watch of days must not fill the disk."""
 
 
 class Source(Protocol):
@@ -143,15 +143,18 @@ def record_options(forwarded: Sequence[str], out: Path) -> RecordOptions:
     """``record``'s options for a watch's in-process recorder: ``forwarded`` are record's own flags as the user
     gave them to watch (parsed by record's own parser, so they mean what they mean to ``record``), into ``out``,
     quiet, pods and events watched (real evictions), with a short ``--retain`` where record has it."""
+    from kube.duration import parse_duration_seconds
     from recordings.cli_edge import OneLineParser
     from recordings.recorder.options import add_record_arguments, options_from_args
 
     parser = OneLineParser(prog="evictlens watch", add_help=False)
     add_record_arguments(parser)
     argv = ["-o", str(out), "--status", "none", *forwarded]
-    if "--retain" in parser._option_string_actions:
-        argv += ["--retain", RETAIN]
-    return options_from_args(parser.parse_args(argv))
+    opts = options_from_args(parser.parse_args(argv))
+    if "--retain" not in parser._option_string_actions:
+        return opts
+    keep = max(parse_duration_seconds(RETAIN, flag="--retain"), 3 * opts.interval)  # record wants ≥ 2 intervals
+    return options_from_args(parser.parse_args([*argv, "--retain", f"{keep:g}s"]))
 
 
 class ClusterSource:

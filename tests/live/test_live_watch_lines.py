@@ -153,3 +153,5 @@ def test_cluster_source_records_with_records_own_flags(tmp_path: Path) -> None:
     retain = getattr(opts, "retain", None)
     if retain is not None:  # record --retain landed: the private recording is a short rolling window
         assert retain == 15 * 60 and RETAIN == "15m"
+        slow = record_options(["--interval", "10m"], tmp_path / "rec")
+        assert slow.retain == 30 * 60  # type: ignore[attr-defined]  # three intervals: record wants two at least
