@@ -40,7 +40,8 @@ NODE_NAME = "evictlens-node-recorder"
 CLUSTER_RESOURCES = {"requests": {"cpu": "250m", "memory": "768Mi"}, "limits": {"cpu": "1", "memory": "768Mi"}}
 # One node (up to 110 pods) at 10 s; requests = limits: the Guaranteed QoS class, so the node's own eviction
 # manager ranks the recorder after every pod using more memory than it requested (eviction/helpers.go
-# exceedMemoryRequests) and the kernel spares it (oom_score_adj -997): it records the very pressure it sits in.
+# exceedMemoryRequests) and the kernel's OOM killer picks it last (oom_score_adj -997): it records the very
+# pressure it sits in.
 NODE_RESOURCES = {
     "requests": {"cpu": "100m", "memory": "256Mi", "ephemeral-storage": "2Gi"},
     "limits": {"cpu": "100m", "memory": "256Mi", "ephemeral-storage": "2Gi"},
