@@ -70,6 +70,7 @@ def setups(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setups]:
         _v("multi", more=(("cluster", "eu-1"),)),
         _v("multi", more=(("cluster", "us-2"),)),
         _v("s15", interval=15.0),
+        _v("s30", interval=30.0),
         _v("mixed", ksm_interval=30.0),
         _v("nan", nan_at=(node, tick)),
     )
@@ -201,6 +202,17 @@ def test_a_15s_scrape_says_what_it_cannot_decide_even_when_the_range_ends_withou
     assert options["scrape_interval"] == "15s"
     note = next(n for n in _notes(out) if n.startswith("Prometheus scraped cAdvisor ("))
     assert "every 15s" in note and "a single 10s tick) is lost" in note and "known to within 15s" in note
+
+
+@needs_server
+def test_a_30s_scrape_misses_a_short_pressure_and_the_note_says_it_can(setups: Setups, tmp_path: Path) -> None:
+    """sidecar-stress's pressure lasts less than 30 s: a 30 s scrape never sees it (PROMETHEUS.md's table)."""
+    out = tmp_path / "imp"
+    done = _import(setups, out, "s30", lookback="29s")
+    assert done.returncode == 0, done.stderr
+    assert _evictions(out) == []
+    note = next(n for n in _notes(out) if n.startswith("Prometheus scraped cAdvisor ("))
+    assert "every 30s" in note and "is lost" in note
 
 
 # -- 5. time arguments, NaN -------------------------------------------------------------------------
