@@ -130,3 +130,26 @@ def test_follow_record_running_beside(pressure_cluster: FakeServer, tmp_path: Pa
         kill_quietly(rec)
         if w is not None:
             w.kill()
+
+
+def test_watch_through_each_kubelet(tmp_path: Path) -> None:
+    """``--kubelet-direct``: record's other access path (port 10250, nodes/stats, nodes/pods, nodes/configz)."""
+    server = FakeServer(tmp_path / "apiserver", nodes=2, pods=2, kubelet_ports=True)
+    server.start()
+    w = Watch("--kubeconfig", server.kubeconfig, "--context", "static", "--kubelet-direct", "--interval", "1s",
+              "--listen", "127.0.0.1:0")  # fmt: skip
+    try:
+        port = w.port()
+        w.wait_for(
+            lambda: all(
+                sample_value(scrape(port), "evictlens_live_signal_observed_bytes", node=n, signal="memory.available")
+                for n in ("node-000", "node-001")
+            ),
+            "both nodes' signals through their kubelets",
+        )
+        stats = server.stats()
+        assert stats.get("proxy_requests", 0) == 0 and stats.get("kubelet_stats/summary", 0) > 0, stats
+        assert w.stop() == 0, "".join(w.err)
+    finally:
+        w.kill()
+        server.stop()
