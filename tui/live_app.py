@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -23,6 +23,7 @@ from textual.worker import get_current_worker
 from kube.errors import EvictlensError
 from live.model import LiveEvent, NodeNow
 from tui.app import EvictlensApp
+from tui.live_messages import LivePolled, OpenLiveEvent, StopLive
 from tui.live_model import LiveState, to_datetime
 from tui.live_source import LiveSource, private_tempdir
 from tui.messages import WorkFailed
@@ -49,19 +50,6 @@ def live_engine(warn_seconds: float) -> Callable[[Path], Engine]:
         return LiveEngine(root, warn_seconds=warn_seconds)
 
     return make
-
-
-class LivePolled(Message):
-    """A poll found something: every node now, the new events, where the recording stands."""
-
-    def __init__(
-        self, nodes: Mapping[str, NodeNow], events: Sequence[LiveEvent], last_time_us: int | None, finished: bool
-    ) -> None:
-        super().__init__()
-        self.nodes = nodes
-        self.events = events
-        self.last_time_us = last_time_us
-        self.finished = finished
 
 
 class SnapshotReady(Message):
@@ -149,6 +137,11 @@ class LiveApp(EvictlensApp):
             if isinstance(screen, LiveOverviewScreen):
                 screen.show_failure(message.label, message.problem)
 
+    @on(StopLive)
+    def stop_live(self, message: StopLive) -> None:
+        """In a worker of the app's loop: the UI still draws while a recorder finalizes."""
+        self.run_worker(self.shutdown(), name="stopping", group="quit", exclusive=True, exit_on_error=False)
+
     async def shutdown(self) -> None:
         """Quit: the writer this process started stops first (a cluster's recorder finalizes in this loop)."""
         self._stop.set()
@@ -188,6 +181,10 @@ class LiveApp(EvictlensApp):
         return super().check_action(action, parameters)
 
     # -- opening an eviction or a kill ---------------------------------------------------------
+    @on(OpenLiveEvent)
+    def open_live_event(self, message: OpenLiveEvent) -> None:
+        self.open_event(message.event)
+
     def open_event(self, event: LiveEvent) -> None:
         """A predicted or real eviction or a kernel kill: its node replayed on a snapshot of the recording (a
         worker), then the screen any replayed eviction opens; anything else: the node's live timeline."""

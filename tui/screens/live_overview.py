@@ -22,6 +22,7 @@ from live.model import LiveEvent, NodeNow
 from replay.replay_report import marked_diff
 from replay.views import SHORT_SIGNAL, signal_key
 from tui.fmt import fmt_signal_value
+from tui.live_messages import OpenLiveEvent, StopLive
 from tui.live_model import LiveState, Row, fmt_seconds, soonest, to_datetime
 from tui.messages import worker_failure
 from tui.widgets.record_table import Column, Record, RecordTable
@@ -367,7 +368,7 @@ class LiveOverviewScreen(LiveScreen):
         key = event.row_key.value
         row = None if key is None else self.live.row(int(str(key)[1:]))
         if row is not None:
-            self.live_app.open_event(row.event)
+            self.post_message(OpenLiveEvent(row.event))
 
     def action_timeline(self) -> None:
         from tui.screens.live_timeline import LiveTimelineScreen
@@ -407,7 +408,7 @@ class LiveOverviewScreen(LiveScreen):
         self.query_one("#live-nodes", RecordTable).focus()
 
     def action_quit(self) -> None:
-        self.run_worker(self.live_app.shutdown(), name="stopping", group="quit", exclusive=True)
+        self.post_message(StopLive())
 
 
 def _matches(record: Record, text: str) -> bool:
