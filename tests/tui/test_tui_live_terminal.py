@@ -98,3 +98,44 @@ def test_bad_live_flags_are_one_line(argv: list[str], expected: str) -> None:
     done = _run(*argv)
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and expected in done.stderr, done.stderr
+
+
+def test_live_refuses_when_no_cluster_is_reachable(tmp_path: Path) -> None:
+    """The API server is reached before the screen goes full: none there is one line, exit 2, nothing left."""
+    import socket
+
+    import yaml
+
+    with socket.socket() as s:  # a loopback port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    kc = tmp_path / "kubeconfig"
+    kc.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "c",
+                "clusters": [{"name": "c", "cluster": {"server": f"https://127.0.0.1:{port}"}}],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+            }
+        )
+    )
+    os.chmod(kc, 0o600)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    program, args = _command()
+    done = subprocess.run(
+        [program, *args, "--live", "--kubeconfig", str(kc)],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "TMPDIR": str(tmp)},
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "no cluster reachable" in done.stderr, done.stderr
+    assert not any(tmp.iterdir()), "no private recording left behind"
