@@ -10,6 +10,7 @@ engine, and the replayed result's own screens (eviction detail, real eviction, t
 from __future__ import annotations
 
 import contextlib
+import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -78,7 +79,7 @@ class LiveApp(EvictlensApp):
         self.live = LiveState()
         self.finished = False
         self._stop = threading.Event()
-        self._snapshots: list[object] = []
+        self._snapshots: list[tempfile.TemporaryDirectory[str]] = []
 
     async def on_mount(self, event: Mount) -> None:  # type: ignore[override]
         from tui.screens.live_overview import LiveOverviewScreen
@@ -170,9 +171,7 @@ class LiveApp(EvictlensApp):
         self._stop.set()
         self.source.stop()  # its owner closes it (removes a private recording) once the app has ended
         for tmp in self._snapshots:
-            cleanup = getattr(tmp, "cleanup", None)
-            if cleanup is not None:
-                cleanup()
+            tmp.cleanup()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """What-ifs and Compare need a whole result: not on a recording still being written."""
@@ -208,11 +207,21 @@ class LiveApp(EvictlensApp):
         from replay.engine import replay
         from replay.settings import SettingsRequest
 
-        tmp = private_tempdir("evictlens-live-")
-        self._snapshots.append(tmp)
         from tui.live_source import snapshot
 
-        root = snapshot(self.source.root, Path(tmp.name))
+        # the previous one's screens are gone (events open from the live overview only): its files go now
+        for old in self._snapshots:
+            old.cleanup()
+        self._snapshots.clear()
+        tmp = private_tempdir("evictlens-live-")
+        self._snapshots.append(tmp)
+        for attempt in range(3):  # a fold may take journal segments away while they are copied: copy again
+            try:
+                root = snapshot(self.source.root, Path(tmp.name) / str(attempt))
+                break
+            except FileNotFoundError:
+                if attempt == 2:
+                    raise
         rec = open_recording(root)
         request = SettingsRequest(label="as recorded")
         (result,) = replay(rec, [request], [event.node])

@@ -203,6 +203,8 @@ def snapshot(root: Path, into: Path) -> Path:
                 return dst
         return shutil.copy2(src, dst)
 
+    # journal/ before parts/ (sorted): a fold between the two leaves its ticks in both (the reader skips the
+    # segments a part covers), never in neither
     for entry in sorted(root.iterdir()):
         if entry.name == LOCK or entry.name.endswith(".tmp"):
             continue
