@@ -206,7 +206,6 @@ class LiveApp(EvictlensApp):
         from recordings.reader import open_recording
         from replay.engine import replay
         from replay.settings import SettingsRequest
-
         from tui.live_source import snapshot
 
         # the previous one's screens are gone (events open from the live overview only): its files go now
