@@ -74,6 +74,7 @@ class Incident:
             "time": stamp(self.time),
             "time_us": self.time,
             "stored": stamp(self.observed),
+            "stored_us": self.observed,
             "message": self.message,
             "victim": self.victim,
             "pid": self.pid,

@@ -335,7 +335,9 @@ def _incident_of(doc: dict[str, Any]) -> Incident | None:
     i = doc.get("incident") or {}
     try:
         when = int(i.get("time_us") or datetime.fromisoformat(str(i["time"]).replace("Z", "+00:00")).timestamp() * 1e6)
-        seen = int(datetime.fromisoformat(str(i["stored"]).replace("Z", "+00:00")).timestamp() * 1_000_000)
+        seen = int(
+            i.get("stored_us") or datetime.fromisoformat(str(i["stored"]).replace("Z", "+00:00")).timestamp() * 1e6
+        )
         return Incident(
             kind=str(i["kind"]),
             node=str(i["node"]),
