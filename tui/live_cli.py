@@ -61,9 +61,9 @@ def check_flags(args: argparse.Namespace) -> None:
         raise InputError(
             "follows a recording being written: give its directory, e.g. tui rec/ --follow", field="--follow"
         )
+    given = [f"--{f}" for f in ("live", "sample", "speed", "warn") if getattr(args, f)] + cluster
     if args.target and not args.follow:
-        first = "--live" if args.live else (cluster or ["--sample" if args.sample else "--warn"])[0]
-        raise InputError("is live; a recording being written needs --follow (tui REC --follow)", field=first)
+        raise InputError("is live; a recording being written needs --follow (tui REC --follow)", field=given[0])
     if args.sample and not args.live:
         raise InputError(
             "plays a sample in the live view: add --live (tui --live --sample jvm-spike)", field="--sample"
@@ -72,6 +72,8 @@ def check_flags(args: argparse.Namespace) -> None:
         raise InputError("takes effect only with --live --sample NAME", field="--speed")
     if cluster and not args.live:
         raise InputError("is for a live cluster: add --live", field=cluster[0])
+    if not (args.live or args.follow):
+        raise InputError("is for the live view: add --live (or follow a recording: tui REC --follow)", field=given[0])
     if cluster and args.sample:
         raise InputError("is for a live cluster; not with --sample", field=cluster[0])
 

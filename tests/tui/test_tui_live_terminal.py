@@ -85,6 +85,8 @@ def test_follow_refuses_a_recording_nobody_writes(jvm_rec: Path) -> None:
         (["--follow"], "--follow: follows a recording being written"),
         (["--sample", "jvm-spike"], "--sample: plays a sample in the live view: add --live"),
         (["--live", "--speed", "10"], "--speed: takes effect only with --live --sample NAME"),
+        (["--warn", "5m"], "--warn: is for the live view: add --live"),
+        (["--context", "prod"], "--context: is for a live cluster: add --live"),
         (
             ["--live", "--sample", "jvm-spike", "--context", "prod"],
             "--context: is for a live cluster; not with --sample",
