@@ -160,7 +160,10 @@ def add_parser(sub: Any) -> None:
         "  evictlens watch --sample jvm-spike --speed 10\n"
         "  evictlens watch rec/ --follow --warn 5m\n"
         "  evictlens watch --context prod --listen :9101 > changes.jsonl\n"
-        "  evictlens watch --print-rbac",
+        "  evictlens watch --print-rbac\n\n"
+        "Exit status: 0 done (the sample played, the followed writer finished, Ctrl-C), 1 the recorder could not go\n"
+        "on or an unexpected error, 2 bad input (a flag, no cluster reachable, a recording nobody writes),\n"
+        "3 credentials refused by the cluster.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
