@@ -78,6 +78,8 @@ class LiveApp(EvictlensApp):
         self.make_engine = engine or live_engine(600.0)
         self.live = LiveState()
         self.finished = False
+        self.phase = "waiting for the recording to start…"
+        """What the overview's title says before the first tick."""
         self._stop = threading.Event()
         self._snapshots: list[tempfile.TemporaryDirectory[str]] = []
 
@@ -105,6 +107,7 @@ class LiveApp(EvictlensApp):
             if failure is not None:
                 raise EvictlensError(failure)
             if engine is None and (self.source.root / "manifest.json").is_file():
+                self.call_from_thread(self._starting, "reading the recording so far (each node to its last tick)…")
                 engine = self.make_engine(self.source.root)
                 self.source.following(getattr(engine, "last_tick", None))
             if engine is not None:
@@ -118,6 +121,14 @@ class LiveApp(EvictlensApp):
                 if finished:
                     return
             self._stop.wait(self.source.poll_seconds())
+
+    def _starting(self, what: str) -> None:
+        from tui.screens.live_overview import LiveOverviewScreen
+
+        self.phase = what
+        for screen in self.screen_stack:
+            if isinstance(screen, LiveOverviewScreen) and screen.ready:
+                screen.live_changed()
 
     def on_live_polled(self, message: LivePolled) -> None:
         from tui.screens.live_overview import LiveScreen

@@ -283,7 +283,7 @@ class LiveOverviewScreen(LiveScreen):
 
     def _title(self, state: LiveState) -> Text:
         if state.last_time_us is None:
-            return Text(f"waiting for the first tick of {self.live_app.source.label}…", style="bold")
+            return Text(f"waiting for the first tick: {self.live_app.phase}", style="bold")
         stale = sum(1 for n in state.nodes.values() if n.stale)
         pressure = sum(1 for n in state.nodes.values() if n.conditions)
         now = to_datetime(state.last_time_us).strftime("%Y-%m-%d %H:%M:%S")
