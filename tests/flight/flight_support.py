@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import http.server
+import subprocess
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -13,6 +14,10 @@ from typing import Any
 import orjson
 
 from flight.store import REPORT_JSON
+
+DEADLINE = 240.0
+"""Seconds a wait on the recorder may take: generous, the suite runs on a loaded 2-core machine (a whole run at load
+30 took minutes)."""
 
 
 @dataclass
@@ -81,3 +86,10 @@ def start_flight(args: list[str], env: dict[str, str] | None = None) -> Any:
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def evictlens(*args: str) -> subprocess.CompletedProcess[str]:
+    """``evictlens ARGS`` as a real process (rec_support.run_evictlens) with this module's deadline."""
+    from rec_support import run_evictlens
+
+    return run_evictlens(*args, timeout=DEADLINE)

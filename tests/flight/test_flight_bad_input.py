@@ -10,8 +10,8 @@ import socket
 from pathlib import Path
 
 import pytest
-from flight_support import incidents, report, start_flight
-from rec_support import FakeServer, StderrLines, kill_quietly, run_evictlens, wait_for
+from flight_support import DEADLINE, evictlens, incidents, report, start_flight
+from rec_support import FakeServer, StderrLines, kill_quietly, wait_for
 
 from flight.store import REPORT_JSON, IncidentStore
 from kube.errors import RecordingError
@@ -33,7 +33,7 @@ def test_bad_flags_are_one_line_and_exit_2_before_touching_the_disk(
     flags: list[str], expected: str, tmp_path: Path
 ) -> None:
     out = tmp_path / "rec"
-    res = run_evictlens("record", "-o", str(out), *flags)
+    res = evictlens("record", "-o", str(out), *flags)
     assert res.returncode == 2, res.stderr
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and expected in lines[0], res.stderr
@@ -74,21 +74,23 @@ def test_an_unreachable_webhook_is_logged_and_loses_nothing(tmp_path: Path) -> N
         )
         err = StderrLines(proc)
         try:
-            wait_for(lambda: _ticks(out) >= 2, 90, "two ticks")
+            wait_for(lambda: _ticks(out) >= 2, DEADLINE, "two ticks")
             server.control("oom_kill", {"node": "node-000", "pod": 0})
             server.control("system_oom", {"node": "node-000", "victim": "java", "pid": 4242})
-            wait_for(lambda: bool(incidents(out, "oomkilled")), 120, "the OOM kill's incident")
-            wait_for(lambda: bool(incidents(out, "systemoom")), 120, "the SystemOOM's incident")
+            wait_for(lambda: bool(incidents(out, "oomkilled")), DEADLINE, "the OOM kill's incident")
+            wait_for(lambda: bool(incidents(out, "systemoom")), DEADLINE, "the SystemOOM's incident")
             wait_for(
-                lambda: sum("not delivered after 5 attempts" in x for x in err.lines) == 2, 120, "both failures said"
+                lambda: sum("not delivered after 5 attempts" in x for x in err.lines) == 2,
+                DEADLINE,
+                "both failures said",
             )
             metrics = _scrape(err.lines)
             stored = max(
                 report(p)["incident"]["stored_us"] for p in incidents(out, "oomkilled") + incidents(out, "systemoom")
             )
-            wait_for(lambda: _first_tick_us(out) > stored + 1_000_000, 120, "--retain to drop the kills' ticks")
+            wait_for(lambda: _first_tick_us(out) > stored + 1_000_000, DEADLINE, "--retain to drop the kills' ticks")
             proc.send_signal(signal.SIGTERM)
-            proc.wait(120)
+            proc.wait(DEADLINE)
         finally:
             kill_quietly(proc)
         text = err.text()
@@ -111,11 +113,11 @@ def test_an_unreachable_webhook_is_logged_and_loses_nothing(tmp_path: Path) -> N
     assert "evictlens_recorder_incident_failures_total 0.0" in metrics
     (stamp,) = [line for line in metrics.splitlines() if line.startswith("evictlens_recorder_last_incident_timestamp")]
     assert float(stamp.split()[-1]) > 0
-    info = run_evictlens("info", str(out))
+    info = evictlens("info", str(out))
     assert info.returncode == 0 and "finalized" in info.stdout, info.stderr
     # the incident outlives the rolling window: its pack still holds the kill's ticks
     unpacked = tmp_path / "window"
-    assert run_evictlens("unpack", str(path / "window.evictlens.tar"), "-o", str(unpacked)).returncode == 0
+    assert evictlens("unpack", str(path / "window.evictlens.tar"), "-o", str(unpacked)).returncode == 0
     first, last = open_recording(unpacked).time_range()
     killed = report(path)["incident"]["time_us"]
     # no after-window: the window ends with the tick that stored the kill (its time has whole seconds only)

@@ -15,8 +15,8 @@ from typing import Any
 
 import orjson
 import pytest
-from flight_support import Receiver, incidents, report, seconds, start_flight
-from rec_support import FakeServer, committed_ticks, kill_quietly, run_evictlens, wait_for
+from flight_support import DEADLINE, Receiver, evictlens, incidents, report, seconds, start_flight
+from rec_support import FakeServer, committed_ticks, kill_quietly, wait_for
 
 from flight.store import PACK, REPORT_TXT
 
@@ -66,19 +66,19 @@ def flown(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flown]:
             ]
         )
         try:
-            wait_for(lambda: committed_ticks(out) >= 2, 90, "two ticks before the pressure")
+            wait_for(lambda: committed_ticks(out) >= 2, DEADLINE, "two ticks before the pressure")
             server.control("pressure", {"nodes": {"node-000": {"delta": 0.5}}})
-            wait_for(lambda: bool(incidents(out, "evicted")), 120, "the eviction's incident")
+            wait_for(lambda: bool(incidents(out, "evicted")), DEADLINE, "the eviction's incident")
             killed = server.control("oom_kill", {"node": "node-001", "pod": 1})
-            wait_for(lambda: bool(incidents(out, "oomkilled")), 120, "the OOM kill's incident")
+            wait_for(lambda: bool(incidents(out, "oomkilled")), DEADLINE, "the OOM kill's incident")
             wait_for(
                 lambda: all(report(p)["window"]["complete"] for p in incidents(out, "evicted")),
-                120,
+                DEADLINE,
                 "the eviction's after-window re-packed",
             )
-            wait_for(lambda: len(receiver.delivered()) >= 2, 120, "both reports delivered to the webhook")
+            wait_for(lambda: len(receiver.delivered()) >= 2, DEADLINE, "both reports delivered to the webhook")
             proc.send_signal(signal.SIGTERM)
-            _stdout, err = proc.communicate(timeout=120)
+            _stdout, err = proc.communicate(timeout=DEADLINE)
         finally:
             kill_quietly(proc)
         assert proc.returncode == 0, err
@@ -131,17 +131,17 @@ def test_the_oom_kill_is_an_incident_with_the_kernel_side(flown: Flown) -> None:
 def test_the_pack_opens_in_info_replay_and_explain(flown: Flown, tmp_path: Path) -> None:
     (path,) = incidents(flown.out, "evicted")
     rec = tmp_path / "window"
-    res = run_evictlens("unpack", str(path / PACK), "-o", str(rec))
+    res = evictlens("unpack", str(path / PACK), "-o", str(rec))
     assert res.returncode == 0, res.stderr
-    info = run_evictlens("info", str(rec), "--json")
+    info = evictlens("info", str(rec), "--json")
     assert info.returncode == 0, info.stderr
     assert orjson.loads(info.stdout)["manifest"]["kubelet_versions"].keys() == {"node-000"}
-    replayed = run_evictlens("replay", str(rec), "--json", "--jobs", "1")
+    replayed = evictlens("replay", str(rec), "--json", "--jobs", "1")
     assert replayed.returncode == 0, replayed.stderr
     (predicted,) = orjson.loads(replayed.stdout)["evictions"]
     assert predicted["message"] == flown.evicted["message"]
     tick = report(path)["predicted"]["tick"]
-    explained = run_evictlens("explain", str(rec), "--node", "node-000", "--tick", str(tick), "--json")
+    explained = evictlens("explain", str(rec), "--node", "node-000", "--tick", str(tick), "--json")
     assert explained.returncode == 0, explained.stderr
     assert orjson.loads(explained.stdout)["result"]["evictions"][0]["message"] == flown.evicted["message"]
 
@@ -182,7 +182,7 @@ def anyio_backend() -> str:
 def test_packing_the_recording_leaves_the_incidents_out(flown: Flown, tmp_path: Path) -> None:
     import tarfile
 
-    res = run_evictlens("pack", str(flown.out), "-o", str(tmp_path / "rec.evictlens.tar"))
+    res = evictlens("pack", str(flown.out), "-o", str(tmp_path / "rec.evictlens.tar"))
     assert res.returncode == 0, res.stderr
     with tarfile.open(tmp_path / "rec.evictlens.tar") as tar:
         names = tar.getnames()
