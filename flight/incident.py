@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from recordings.kernel import OOM_KILLED, SYSTEM_OOM, row_key
+from recordings.reader import ADMISSION_REJECTION_PREFIX
 
 EVICTED = "Evicted"
 KINDS = (EVICTED, OOM_KILLED, SYSTEM_OOM)
@@ -88,10 +89,12 @@ def _time(row: Mapping[str, Any]) -> int:
 
 
 def from_evictions(rows: Iterable[Mapping[str, Any]]) -> list[Incident]:
-    """One incident per evicted pod among ``evictions`` rows (an Event beats a pod status for message and time)."""
+    """One incident per evicted pod among ``evictions`` rows (an Event beats a pod status for message and time).
+    A pod refused at admission carries the same reason (``The node had condition: [...]``) and is no eviction
+    (recordings/reader.py ``Recording.evictions``): no incident."""
     best: dict[str, Mapping[str, Any]] = {}
     for row in rows:
-        if not row.get("node"):
+        if not row.get("node") or str(row.get("message") or "").startswith(ADMISSION_REJECTION_PREFIX):
             continue
         key = str(row.get("uid") or f"{row.get('namespace')}/{row.get('name')}")
         if key not in best or (best[key].get("source") != "event" and row.get("source") == "event"):

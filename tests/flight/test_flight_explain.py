@@ -131,3 +131,15 @@ def test_an_incidents_directory_that_cannot_be_made_is_said_once_and_the_recordi
         hook.tick_stored(StoredTick(root, index, 0, rows, ()))
     hook.stopped()
     assert len(said) == 1 and said[0].startswith("no incidents: cannot create") and "goes on" in said[0], said
+
+
+def test_one_incident_per_evicted_pod_and_none_for_a_pod_refused_at_admission() -> None:
+    base = {"node": "n1", "namespace": "ns", "name": "web-1", "uid": "u1", "reason": "Evicted", "observed": 5}
+    rows = [
+        {**base, "source": "pod", "message": "from the pod", "time": None},
+        {**base, "source": "event", "message": "from the Event", "time": 3},
+        {**base, "source": "pod", "uid": "u2", "name": "late", "message": "The node had condition: [DiskPressure]. "},
+    ]
+    (inc,) = from_evictions(rows)
+    assert (inc.pod, inc.message, inc.time, inc.observed) == ("web-1", "from the Event", 3, 5)
+    assert inc.name.endswith("-n1-evicted-web-1") and inc.key == "Evicted|n1|u1"
