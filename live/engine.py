@@ -105,6 +105,11 @@ class LiveEngine:
             events.extend(self._apply(frames, quiet=False))
         return events
 
+    def feed(self, frames: Sequence[Frame]) -> list[LiveEvent]:
+        """Decide frames given directly (as the tail reads them: live.tail.recorded_frames of another recording,
+        for scores and benchmarks), as :meth:`poll` decides the journal's."""
+        return self._apply(frames, quiet=False)
+
     def nodes(self) -> Mapping[str, NodeNow]:
         return {name: n.now for name, n in sorted(self._nodes.items()) if n.now is not None}
 
