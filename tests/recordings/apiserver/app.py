@@ -251,6 +251,7 @@ class FakeApiServer:
             return
         parts = path.strip("/").split("/")
         if parts[:3] == ["api", "v1", "nodes"] and len(parts) >= 5 and parts[4] == "proxy":
+            self.stats["proxy_requests"] += 1  # what a per-node recorder (--node) must never send
             await self._kubelet(parts[3], "/".join(parts[5:]), send)
             return
         if self._take("api_503"):
@@ -404,6 +405,9 @@ class FakeApiServer:
         if resource == "nodes" and "labelSelector" in query:
             key, _, value = query["labelSelector"].partition("=")
             items = [i for i in items if i["metadata"]["labels"].get(key) == value]
+        if resource == "nodes" and query.get("fieldSelector", "").startswith("metadata.name="):
+            self.stats["list_nodes_by_name"] += 1
+            items = [i for i in items if i["metadata"]["name"] == query["fieldSelector"].split("=", 1)[1]]
         start = int(query.get("continue") or 0)
         limit = int(query.get("limit") or 0) or len(items) or 1
         page = items[start : start + limit]
@@ -432,8 +436,10 @@ class FakeApiServer:
         try:
             while time.monotonic() < deadline:
                 chunk = b""
+                field = query.get("fieldSelector", "")
+                only_name = field.split("=", 1)[1] if field.startswith("metadata.name=") else None
                 for erv, kind, res, obj in self.log:
-                    if erv > rv and res == resource:
+                    if erv > rv and res == resource and only_name in (None, obj["metadata"].get("name")):
                         chunk += orjson.dumps({"type": kind, "object": obj}) + b"\n"
                 if self.log:
                     rv = max(rv, self.log[-1][0])
