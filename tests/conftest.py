@@ -12,6 +12,11 @@ from replay.cli import main
 # The fake clusters tick faster than any kubelet: let `record` take sub-second intervals in the suite (and in the
 # commands it starts, which inherit the environment); users get the 1 s floor (recordings/recorder/options.py).
 os.environ.setdefault("EVICTLENS_MIN_INTERVAL", "0.1")
+# pytest-xdist hands its workers COLUMNS/LINES of the controlling terminal (80 when there is none); a worker must
+# see what a plain run sees (no terminal: recordings.console.PIPE_WIDTH), or rendered text wraps differently.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
 
 
 @pytest.fixture(scope="session")
