@@ -65,7 +65,7 @@ def run_watch(args: argparse.Namespace) -> int:
         )
     from .watch import WatchOptions
 
-    opts = WatchOptions(warn_seconds=warn, poll_seconds=poll)
+    opts = WatchOptions(warn_seconds=warn, poll_seconds=poll, announce=bool(args.recording))
     return asyncio.run(_run(args, opts))
 
 
@@ -115,6 +115,13 @@ async def _run(args: argparse.Namespace, opts: Any) -> int:
             print(f"evictlens watch: serving /metrics on port {server.port}", file=sys.stderr, flush=True)
         try:
             await watch(source, opts, sys.stdout.buffer, collector=collector, stop=stop)
+            if isinstance(source, FollowSource) and not stop.is_set() and not _finalized(source.root):
+                print(
+                    f"evictlens watch: {source.root}: its writer stopped without finishing (no live process holds "
+                    "writer.lock): the watch ends at the last tick it wrote",
+                    file=sys.stderr,
+                    flush=True,
+                )
             if isinstance(source, SampleSource) and source.error() is not None:
                 raise source.error()  # type: ignore[misc]
             if isinstance(source, ClusterSource):
@@ -125,6 +132,15 @@ async def _run(args: argparse.Namespace, opts: Any) -> int:
     finally:
         if server is not None:
             server.close()
+
+
+def _finalized(root: Path) -> bool:
+    from recordings import format as fmt
+
+    try:
+        return fmt.Manifest.from_json((root / fmt.MANIFEST).read_bytes(), source=str(root)).finalized
+    except (OSError, ValueError):
+        return False
 
 
 def _player_factory(args: argparse.Namespace) -> Any:

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import os
 import shutil
-import sys
 import tempfile
 import threading
 import time
@@ -89,9 +88,7 @@ class FollowSource:
             )
 
     def following(self, after_tick: int | None = None) -> None:
-        """Say where the watch starts (stderr): the ticks already written are the engine's starting state."""
-        start = "its start" if after_tick is None else f"tick {after_tick}"
-        print(f"evictlens watch: following {self.root} after {start}", file=sys.stderr, flush=True)
+        return None
 
     def finished(self) -> bool:
         return writer_pid(self.root) is None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -47,6 +48,8 @@ class WatchOptions:
     warn_seconds: float = 600.0
     poll_seconds: float = 0.25
     """How often the engine looks for new ticks (cheap when there is none)."""
+    announce: bool = False
+    """Say on stderr where the watch starts (``REC --follow``: the ticks already written are its starting state)."""
 
 
 @dataclass
@@ -73,7 +76,11 @@ async def watch(
         finished = source.finished()  # looked at before the poll: the last poll then sees the last tick
         if engine is None and (source.root / fmt.MANIFEST).exists():
             engine = await asyncio.to_thread(engine_factory, source.root, opts.warn_seconds)
-            source.following(getattr(engine, "last_tick", None))
+            after = getattr(engine, "last_tick", None)
+            source.following(after)
+            if opts.announce:
+                start = "its start" if after is None else f"tick {after}"
+                print(f"evictlens watch: following {source.root} after {start}", file=sys.stderr, flush=True)
         if engine is not None:
             events = changes.keep(await asyncio.to_thread(engine.poll))
             counts.polls += 1

@@ -105,3 +105,34 @@ def _dead_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     return proc.pid
+
+
+def test_follow_a_writer_that_is_killed(tmp_path: Path) -> None:
+    """A writer that dies without finishing (SIGKILL) leaves its lock with a dead pid: the watch says so and ends."""
+    import signal
+    import subprocess
+    import sys
+
+    from watch_support import REPO, env
+
+    root = tmp_path / "rec"
+    code = "import sys; from pathlib import Path; from live.play import ScenarioPlayer, load_sample; "
+    code += "ScenarioPlayer(load_sample('jvm-spike'), Path(sys.argv[1]), speed=1).run()"
+    writer = subprocess.Popen([sys.executable, "-c", code, str(root)], cwd=REPO, env=env())
+    w = None
+    try:
+        wait_for(lambda: (root / fmt.LOCK).exists() and (root / fmt.MANIFEST).exists(), 60, "the writer started")
+        w = Watch(str(root), "--follow")
+        w.wait_for(lambda: any("following" in e for e in w.err), "the watch following")
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(60)
+        w.proc.wait(120)
+        assert w.proc.returncode == 0, "".join(w.err)
+        w.stop()
+        assert "its writer stopped without finishing" in "".join(w.err)
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+            writer.wait(60)
+        if w is not None:
+            w.kill()
