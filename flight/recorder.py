@@ -280,6 +280,8 @@ class FlightRecorder:
             doc["generated"] = stamp(time.time_ns() // 1000)
             previous = self._previous(inc.name) if job.repack else None
             doc["first_published"] = (previous or {}).get("first_published") or doc["generated"]
+            revised = previous is not None and _verdict(previous) != _verdict(doc)
+            doc["revised"] = revised  # the whole after-window changed what the first report said
             path = self.store.publish(inc.name, doc, text, (work / "window") if ticks else None)
         finally:
             fmt.remove_tree(work)
@@ -293,8 +295,10 @@ class FlightRecorder:
             if not complete and not job.final:
                 with self._pending_lock:
                     self.pending[inc.name] = (inc, until)
-        elif previous is not None and headline(previous) != headline(doc):
+        elif revised:
             self.log(f"revised with the whole after-window: {headline(doc)}")
+            if self.webhook is not None:
+                self.webhook.post(inc.name, dumps(doc))
 
     def _previous(self, name: str) -> dict[str, Any] | None:
         try:
@@ -302,6 +306,13 @@ class FlightRecorder:
         except (OSError, orjson.JSONDecodeError):
             return None
         return doc if isinstance(doc, dict) else None
+
+
+def _verdict(doc: dict[str, Any]) -> str:
+    """What a report concludes (its headline without the path): a re-made report that differs is revised."""
+    from .report_text import headline
+
+    return headline({**doc, "path": ""})
 
 
 def _last_tick_us(rec: Any, node: str) -> int | None:

@@ -114,6 +114,7 @@ def test_an_after_window_left_open_is_finished_by_the_next_start_and_said_at_sto
     doc = orjson.loads((path / "report.json").read_bytes())
     assert doc["window"]["complete"] is False and "stopped before the after-window ended" in doc["window"]["note"]
     assert doc["first_published"] <= doc["generated"] and doc["same_message"] is True
+    assert doc["revised"] is False  # the same conclusion: no revision said, none posted
     assert sum("incident Evicted" in line for line in said) == 1, said
 
 
@@ -143,3 +144,16 @@ def test_one_incident_per_evicted_pod_and_none_for_a_pod_refused_at_admission() 
     (inc,) = from_evictions(rows)
     assert (inc.pod, inc.message, inc.time, inc.observed) == ("web-1", "from the Event", 3, 5)
     assert inc.name.endswith("-n1-evicted-web-1") and inc.key == "Evicted|n1|u1"
+
+
+def test_a_report_is_revised_only_when_its_conclusion_changes() -> None:
+    from flight.recorder import _verdict
+
+    doc = {
+        "incident": {"kind": "Evicted", "who": "ns/web-1", "node": "n1", "time": "t"},
+        "path": "/a",
+        "same_message": True,
+        "predicted": {"message": "m"},
+    }
+    assert _verdict(doc) == _verdict({**doc, "path": "/b", "generated": "later"})
+    assert _verdict(doc) != _verdict({**doc, "same_message": False, "predicted": None})
