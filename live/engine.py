@@ -57,7 +57,7 @@ class _NodeLive:
         self.now: NodeNow | None = None
         self.conditions: tuple[str, ...] = ()
         self.next_to_go: NextToGo | None = None
-        self.next_key: tuple[str, str, str] | None = None
+        self.next_key: tuple[str, str] | None = None
         self.next_tick = -1
         self.warned: set[tuple[str, str, int]] = set()
         self.predicted: dict[str, tuple[int, str, int]] = {}
@@ -318,14 +318,16 @@ class LiveEngine:
             tuple(forecasts),
         )
         # what changed
-        for c in conditions:
-            if c not in live.conditions:
-                events.append(LiveEvent("pressure-start", live.name, now_us, {"condition": c, "tick": d.tick}))
-        for c in live.conditions:
-            if c not in conditions:
-                events.append(LiveEvent("pressure-end", live.name, now_us, {"condition": c, "tick": d.tick}))
+        for kind, changed in (
+            ("pressure-start", [c for c in conditions if c not in live.conditions]),
+            ("pressure-end", [c for c in live.conditions if c not in conditions]),
+        ):
+            for c in changed:
+                said = {"condition": c, "conditions": list(conditions), "tick": d.tick}
+                events.append(LiveEvent(kind, live.name, now_us, said))
         live.conditions = conditions
-        key = None if next_to_go is None else (next_to_go.uid, next_to_go.resource, next_to_go.message)
+        # a change of pod (or of the resource it is ranked for), not of the usage its message quotes
+        key = None if next_to_go is None else (next_to_go.uid, next_to_go.resource)
         if key != live.next_key:
             live.next_key = key
             details: dict[str, object] = {"tick": d.tick}
@@ -442,25 +444,33 @@ class LiveEngine:
             if key in self._seen_kernel:
                 continue
             self._seen_kernel.add(key)
-            if row["kind"] == SYSTEM_OOM:
+            kills = 1
+            if row["kind"] == SYSTEM_OOM:  # recordings.reader.Recording.kernel_events: an Event's count grows
                 event = row["uid"] or row["message"]
                 before = self._oom_counts.get(event, 0)
                 count = row["count"] or 1
                 if count <= before:
                     continue
                 self._oom_counts[event] = count
+                kills = count - before if before else count
             node = row.get("node") or ""
             at = int(row.get("time") or row["observed"])
             details: dict[str, object] = {
                 "kind": row["kind"],
-                "namespace": row.get("namespace"),
-                "pod": row.get("name"),
-                "uid": row.get("uid"),
-                "container": row.get("container"),
                 "reason": row.get("reason"),
                 "message": row.get("message"),
             }
-            if row["kind"] != SYSTEM_OOM:
+            details["kills"] = kills
+            if row["kind"] == SYSTEM_OOM:  # the kubelet's Event names a process, not a pod
+                details.update(namespace=None, pod=None, uid=None, container=None)
+                details.update(victim=row.get("victim"), pid=row.get("pid"))
+            else:
+                details.update(
+                    namespace=row.get("namespace"),
+                    pod=row.get("name"),
+                    uid=row.get("uid"),
+                    container=row.get("container"),
+                )
                 details.update(self._against_prediction(node, row.get("uid"), None, at))
             events.append(LiveEvent("kernel-kill", node, at, details))
         return events

@@ -238,21 +238,44 @@ def _columns(df: pl.DataFrame) -> Columns:
     return out
 
 
-def recorded_frames(rec: Recording, *, after_tick: int | None = None, chunk: int = 60) -> Iterator[Frame]:
+LOOSE = ("objects", "evictions", "kernel_events")
+"""The tables whose rows are observed between ticks (no tick column)."""
+
+
+def recorded_frames(
+    rec: Recording, *, after_tick: int | None = None, chunk: int = 60, interleave: bool = False
+) -> Iterator[Frame]:
     """A finished (or growing) recording read back as frames: first one tickless frame with every object,
     eviction and kernel event, then one frame per tick after ``after_tick``, ``chunk`` ticks read at a time
-    (one scan per table each), so memory stays per chunk whatever the recording's length."""
+    (one scan per table each), so memory stays per chunk whatever the recording's length. ``interleave``: the
+    first frame holds only what was observed before the first tick, and each tick's frame what was observed
+    from it until the next one, as a recorder commits them (so ground truth arrives when it happened)."""
     loose: dict[str, pl.DataFrame] = {}
-    for name in ("objects", "evictions", "kernel_events"):
+    for name in LOOSE:
         df = rec._collect(name, rec.scan(name)).sort("observed", maintain_order=True)
         if df.height:
             loose[name] = df
-    if loose:
-        yield Frame(None, 0, loose)
     ticks = rec._collect("ticks", rec.scan("ticks"))
     if after_tick is not None:
         ticks = ticks.filter(pl.col("tick") > after_tick)
     numbers = sorted(set(ticks["tick"].to_list()))
+    starts = ticks.group_by("tick").agg(pl.col("time").min()).sort("tick")["time"]
+    if interleave and numbers:
+        first = starts[0]
+        head = {n: df.filter(pl.col("observed") < first) for n, df in loose.items()}
+        loose_after = {n: df.filter(pl.col("observed") >= first) for n, df in loose.items()}
+        loose = {n: df for n, df in head.items() if df.height}
+        index = {
+            n: df.with_columns(
+                (pl.Series(starts).search_sorted(df["observed"], side="right") - 1).alias("_k")
+            ).partition_by("_k", as_dict=True)
+            for n, df in loose_after.items()
+            if df.height
+        }
+    else:
+        index = {}
+    if loose:
+        yield Frame(None, 0, loose)
     for i in range(0, len(numbers), chunk):
         lo, hi = numbers[i], numbers[min(i + chunk, len(numbers)) - 1]
         wanted = pl.col("tick").is_between(lo, hi)
@@ -261,11 +284,15 @@ def recorded_frames(rec: Recording, *, after_tick: int | None = None, chunk: int
             for t in SERIES
         }
         tick_rows = ticks.filter(wanted).partition_by("tick", as_dict=True)
-        for tick in numbers[i : i + chunk]:
+        for k, tick in enumerate(numbers[i : i + chunk], start=i):
             rows = tick_rows[(tick,)]
             frame = Frame(int(tick), _micros(rows["time"][0]), {"ticks": rows})
             for name, parts in tables.items():
                 part_rows = parts.get((tick,))
                 if part_rows is not None:
                     frame.tables[name] = part_rows
+            for name, by_k in index.items():
+                seen = by_k.get((k,))
+                if seen is not None:
+                    frame.tables[name] = seen.drop("_k")
             yield frame

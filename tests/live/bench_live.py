@@ -169,7 +169,7 @@ def equal(src: Path, ticks: int) -> None:
     events: list[dict[str, Any]] = []
     t0, c0 = time.time(), time.process_time()
     n = 0
-    for frame in recorded_frames(rec, chunk=10):
+    for frame in recorded_frames(rec, chunk=10, interleave=True):
         if frame.tick is not None and frame.tick >= ticks:
             break
         got = engine.feed([frame])

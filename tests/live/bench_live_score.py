@@ -55,7 +55,7 @@ def events_of(rec_dir: Path, warn: float) -> list[Any]:
         RecordingWriter(empty, fmt.Manifest(source="recorder")).finalize()
         engine = LiveEngine(empty, warn_seconds=warn)
         out = []
-        for frame in recorded_frames(open_recording(rec_dir), chunk=10):
+        for frame in recorded_frames(open_recording(rec_dir), chunk=10, interleave=True):
             out.extend(engine.feed([frame]))
         return out
 
