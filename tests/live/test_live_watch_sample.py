@@ -92,7 +92,7 @@ def test_a_short_warn_warns_later(advised: dict[str, Lines]) -> None:
 
 
 def test_sigterm_mid_play_ends_cleanly(tmp_path: Path) -> None:
-    w = Watch("--sample", "jvm-spike", "--speed", "1", extra_env={"TMPDIR": str(tmp_path)})
+    w = Watch("--sample", "jvm-spike", "--speed", "5", extra_env={"TMPDIR": str(tmp_path)})
     try:
         w.wait_for(lambda: w.has(kind="next-to-go"), "the first pod next to go")
         assert len(list(tmp_path.iterdir())) == 1
