@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Header, Static
 
 from tui.screens.eviction import EvictionScreen
+from tui.screens.kill import KillScreen
 from tui.screens.overview import OverviewScreen
 from tui.screens.timeline import TimelineScreen
 from tui.widgets.record_table import RecordTable
@@ -89,6 +90,18 @@ def eviction_ready(app: App[Any]) -> bool:
         and screen.shown is None
         and getattr(app, "cursor_time", None) == screen.eviction.time
         and screen.query_one("#ranking", RecordTable).row_count > 0
+    )
+
+
+def kill_ready(app: App[Any], *, checked: bool = False) -> bool:
+    """A kernel kill's detail at its own moment (the app's cursor on it) with its facts read (``checked``: and the
+    engine's check of what would have acted)."""
+    screen = showing(app, KillScreen)
+    return (
+        screen is not None
+        and screen.facts is not None
+        and getattr(app, "cursor_time", None) == screen.kill.time
+        and (not checked or screen.acts is not None)
     )
 
 

@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from pilot_wait import focused_id, overview_ready, press_when, showing, timeline_ready, until
+from pilot_wait import focused_id, kill_ready, overview_ready, press_when, showing, timeline_ready, until
 from rich.text import Text
 from textual.widgets import Static
 
@@ -127,7 +127,7 @@ def test_a_fall_that_never_nears_the_thresholds_is_not_zoomed(jvm_view: ResultsV
 
 
 @pytest.mark.anyio
-async def test_overview_lists_the_kill_and_enter_opens_the_timeline_at_it(
+async def test_overview_lists_the_kill_and_enter_opens_its_detail_then_t_the_timeline_at_it(
     jvm_rec: Path, tmp_path: Path, sample_cache: Path
 ) -> None:
     app = make_app(jvm_rec, cache=sample_cache, export_dir=tmp_path)
@@ -143,6 +143,8 @@ async def test_overview_lists_the_kill_and_enter_opens_the_timeline_at_it(
         assert row.values[0] == KILLED and row.values[4] == "OOMKilled"
         await pilot.press("tab")
         await press_when(pilot, lambda: focused_id(app) == "evictions", "the evictions table", "enter")
+        # the kill opens like an eviction (issue 27 item 5); t: the node's timeline at it
+        await press_when(pilot, lambda: kill_ready(app), "the kill's detail", "t")
         await until(pilot, lambda: timeline_ready(app), "the node's timeline")
         screen = showing(app, TimelineScreen)
         assert screen is not None and screen.model is not None

@@ -233,7 +233,13 @@ async def test_question_mark_lists_every_binding_of_the_screen(sample_cache: Pat
         described = [row[1] for row in binding_rows(timeline)]
         assert len(described) == len(set(described))  # "Zoom in" once, not for +, = and i
         table = app.screen.query_one("#help-table")
-        assert table.row_count == len(binding_rows(timeline))  # type: ignore[attr-defined]
+        from tui.screens.help import DOMAIN
+
+        shown = [table.get_row_at(i) for i in range(table.row_count)]  # type: ignore[attr-defined]
+        # the domain keys first, then this screen's every binding, then the other screens' (issue 27 item 1)
+        assert [r[0] for r in shown[1 : 1 + len(DOMAIN)]] == [d[0] for d in DOMAIN]
+        assert [tuple(r) for r in shown[2 + len(DOMAIN) : 2 + len(DOMAIN) + len(described)]] == binding_rows(timeline)
+        assert not any("Screen" in str(c) or "Table" in str(c) for r in shown for c in r)  # no class names
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is timeline, "back on the timeline")
 

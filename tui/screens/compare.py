@@ -12,7 +12,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from replay.compare import EvictionPair, align
 from replay.kernel import Judged, judge
@@ -21,6 +21,7 @@ from replay.results import Eviction, KernelKill, ReplayResult
 from tui.fmt import fmt_clock
 from tui.results_view import ResultsView
 from tui.screens.base import ResultsScreen
+from tui.widgets.keys_footer import KeysFooter
 from tui.widgets.record_table import Column, Record, RecordTable
 from tui.widgets.title_header import TitleHeader
 
@@ -116,10 +117,11 @@ class CompareScreen(ResultsScreen):
     def compose(self) -> ComposeResult:
         yield TitleHeader()
         yield Static(id="compare-title")
+        yield from self.bars()
         yield RecordTable(id="pairs")
         with VerticalScroll(id="compare-messages"):
             yield Static(id="pair-detail")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.fill()

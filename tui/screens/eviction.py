@@ -12,7 +12,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Footer, Static, TextArea
+from textual.widgets import DataTable, Static, TextArea
 from textual.worker import get_current_worker
 
 from kube.quantity import Quantity
@@ -25,6 +25,7 @@ from tui.fmt import fmt_clock, fmt_signal_value
 from tui.messages import CursorMoved
 from tui.screens.base import ResultsScreen
 from tui.screens.overview import decided_text
+from tui.widgets.keys_footer import KeysFooter
 from tui.widgets.record_table import Column, Record, RecordTable
 from tui.widgets.title_header import TitleHeader
 
@@ -317,6 +318,7 @@ class EvictionScreen(MomentScreen):
     def compose(self) -> ComposeResult:
         e = self.eviction
         yield TitleHeader()
+        yield from self.bars()
         with VerticalScroll(id="eviction-body"):
             yield Static(head_text(e), id="eviction-head")
             yield Static("Event message and annotations (c copies the message, y the annotations)", classes="section")
@@ -330,7 +332,7 @@ class EvictionScreen(MomentScreen):
             yield Static(id="moment", classes="hidden")
             yield RecordTable(id="ranking")
             yield Static(id="impact")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         e = self.eviction
@@ -430,6 +432,7 @@ class RealEvictionScreen(MomentScreen):
     def compose(self) -> ComposeResult:
         real = self.match.real
         yield TitleHeader()
+        yield from self.bars()
         with VerticalScroll(id="eviction-body"):
             head = Text()
             head.append(f"{real.namespace}/{real.pod}", style="bold")
@@ -451,7 +454,7 @@ class RealEvictionScreen(MomentScreen):
                 id="ranking-title",
             )
             yield RecordTable(id="ranking")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         real = self.match.real

@@ -7,10 +7,10 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Static
 
 from replay.kernel import SAME_KILL_S
 from replay.replay_report import fmt_bytes, kill_victim
@@ -21,6 +21,7 @@ from tui.messages import UseResult
 from tui.results_view import ResultsView
 from tui.screens.base import ResultsScreen
 from tui.screens.confirm import ConfirmScreen
+from tui.widgets.keys_footer import KeysFooter
 from tui.widgets.record_table import Column, Record, RecordTable
 from tui.widgets.title_header import TitleHeader
 
@@ -210,8 +211,6 @@ def kill_cause(view: ResultsView, k: KernelKill) -> str:
 class OverviewScreen(ResultsScreen):
     TITLE = "Overview"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "filter", "Filter", key_display="/"),
-        Binding("colon", "command", "Jump (:node, :pod)", key_display=":"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("q", "quit", "Quit"),
         Binding("r", "next_result", "Next result"),
@@ -220,14 +219,11 @@ class OverviewScreen(ResultsScreen):
     def compose(self) -> ComposeResult:
         yield TitleHeader()
         yield Static(id="overview-title")
-        yield Input(
-            placeholder="filter nodes and pods by name (enter: into the results)", id="filter", classes="hidden"
-        )
-        yield Input(placeholder=":node NAME  ·  :pod NAME (any node)  ·  :eviction POD", id="command", classes="hidden")
+        yield from self.bars("filter nodes and pods by name (enter: into the results)")
         yield RecordTable(id="nodes")
         yield Static("Evictions and kernel kills (✖) — enter opens one", classes="section")
         yield RecordTable(id="evictions")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.results_changed()
@@ -239,6 +235,7 @@ class OverviewScreen(ResultsScreen):
         real = len(view.result.matches)
         same = sum(1 for m in view.result.matches if m.same_message)
         kills, races = len(view.kills()), len(view.races())
+        whatifs = len(self.el_app.results) - 1
         title = Text.assemble(
             (f"{view.label}", "bold"),
             f"  ·  {len(view.nodes)} nodes · {len(view.result.evictions)} predicted "
@@ -252,7 +249,7 @@ class OverviewScreen(ResultsScreen):
             (
                 ""
                 if len(self.el_app.results) == 1
-                else f"  ·  result {self.el_app.current + 1} of {len(self.el_app.results)} (r: next)"
+                else f"  ·  {whatifs} what-if{'s' if whatifs > 1 else ''} (r: next)"
             ),
         )
         self.query_one("#overview-title", Static).update(title)
@@ -268,23 +265,9 @@ class OverviewScreen(ResultsScreen):
             return None if record is None else str(record.values[1])
         return self.query_one("#nodes", RecordTable).selected_key()
 
-    def action_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.remove_class("hidden")
-        box.focus()
-
     def action_clear_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.value = ""
-        box.add_class("hidden")
-        self.query_one("#command", Input).add_class("hidden")
-        self.query_one("#nodes", RecordTable).focus()
-
-    def action_command(self) -> None:
-        box = self.query_one("#command", Input)
-        box.value = ""
-        box.remove_class("hidden")
-        box.focus()
+        """Escape on the overview (the bottom screen): close the filter (and clear it) or the command input."""
+        self.close_bars()
 
     def action_quit(self) -> None:
         """Quit; with what-if results (lost on quitting) only once the user says yes."""
@@ -305,89 +288,6 @@ class OverviewScreen(ResultsScreen):
             answered,
         )
 
-    @on(Input.Submitted, "#command")
-    def _command(self, event: Input.Submitted) -> None:
-        event.stop()
-        box = self.query_one("#command", Input)
-        box.add_class("hidden")
-        self.query_one("#nodes", RecordTable).focus()
-        self.jump(event.value)
-
-    def jump(self, command: str) -> None:
-        """``node NAME`` (or ``no``), ``pod NAME`` (``po``: by name on any node), ``eviction POD`` (``ev``)."""
-        verb, _, arg = command.strip().lstrip(":").partition(" ")
-        arg = arg.strip()
-        verb = verb.lower()
-        if not arg:
-            self.notify(f"say which: :{verb or 'node'} NAME", severity="warning")
-        elif verb in ("node", "nodes", "no"):
-            self._jump_node(arg)
-        elif verb in ("pod", "pods", "po"):
-            self.find_pod(arg)
-        elif verb in ("eviction", "evictions", "ev"):
-            self._jump_eviction(arg)
-        else:
-            self.notify(f"unknown jump :{verb}: use :node NAME, :pod NAME or :eviction POD", severity="warning")
-
-    def _jump_node(self, name: str) -> None:
-        from tui.screens.timeline import TimelineScreen
-
-        names = [n.node for n in self.view.nodes]
-        hits = [n for n in names if n == name] or [n for n in names if name.lower() in n.lower()]
-        if not hits:
-            self.notify(f"no node matches {name!r}", severity="warning")
-            return
-        if len(hits) > 1:
-            self.notify(f"{len(hits)} nodes match {name!r}: {', '.join(hits[:5])}; opening {hits[0]}", timeout=4)
-        self.app.push_screen(TimelineScreen(hits[0]))
-
-    def _jump_eviction(self, name: str) -> None:
-        table = self.query_one("#evictions", RecordTable)
-        for record in table.records:
-            if name.lower() in str(record.values[0]).lower():
-                self._open_eviction_key(record.key)
-                return
-        self.notify(f"no eviction of a pod matching {name!r}", severity="warning")
-
-    @work(thread=True, exclusive=True, exit_on_error=False, name="finding the pod")
-    def find_pod(self, name: str) -> None:
-        """The pods whose name holds ``name`` on any node (the recording's pod stats); the first one opens."""
-        from replay.podview import pods_named
-
-        rec = self.view.world()
-        if rec is None:
-            self.app.call_from_thread(self.notify, "the recording is not on disk: no pods to find", severity="warning")
-            return
-        hits = pods_named(rec, name)
-        self.app.call_from_thread(self._open_pod, name, hits)
-
-    def _open_pod(self, name: str, hits: list[tuple[str, str, str, str]]) -> None:
-        from tui.screens.pod import PodScreen
-
-        if not hits:
-            self.notify(f"no pod matches {name!r} on any node", severity="warning")
-            return
-        if len(hits) > 1:
-            shown = ", ".join(f"{ns}/{p} on {n}" for n, ns, p, _u in hits[:4])
-            self.notify(f"{len(hits)} pods match {name!r}: {shown}; opening the first", timeout=5)
-        node, namespace, pod, uid = hits[0]
-        self.app.push_screen(PodScreen(node, namespace, pod, uid))
-
-    @on(Input.Changed, "#filter")
-    def _filter(self, event: Input.Changed) -> None:
-        for table in self.query(RecordTable):
-            table.set_filter(event.value)
-
-    @on(Input.Submitted, "#filter")
-    def _filter_done(self, event: Input.Submitted) -> None:
-        """Enter moves into the results: the first table that still has rows, on its first row."""
-        event.stop()
-        tables = [t for t in self.query(RecordTable) if t.row_count]
-        target = tables[0] if tables else self.query_one("#nodes", RecordTable)
-        target.focus()
-        if target.row_count:
-            target.move_cursor(row=0)
-
     @on(DataTable.RowSelected, "#nodes")
     def _open_node(self, event: DataTable.RowSelected) -> None:
         from tui.screens.timeline import TimelineScreen
@@ -400,25 +300,9 @@ class OverviewScreen(ResultsScreen):
         self._open_eviction_key(str(event.row_key.value))
 
     def _open_eviction_key(self, key: str) -> None:
-        from tui.screens.eviction import EvictionScreen, RealEvictionScreen
+        from tui.screens.jump import open_eviction_key
 
-        if key.startswith("k"):
-            self._open_kill(int(key[1:].partition(".")[0]))
-        elif key.startswith("e"):
-            self.app.push_screen(EvictionScreen(int(key[1:])))
-        else:  # r<index of the match>: a real eviction the replay did not predict
-            self.app.push_screen(RealEvictionScreen(int(key[1:])))
-
-    def _open_kill(self, index: int) -> None:
-        """A kernel kill: its node's timeline on memory, the cursor on the pass at or after the kill (the first
-        pass that saw what it freed)."""
-        from tui.screens.timeline import TimelineScreen
-
-        kill = self.view.result.kernel_kills[index]
-        if kill.node is None:
-            self.notify("this kill names no node: no timeline to open", severity="warning")
-            return
-        self.app.push_screen(TimelineScreen(kill.node, "memory.available", kill.time, after=True))
+        open_eviction_key(self, key)
 
     def cursor_moved(self, when: datetime | None) -> None:
         """Next to go follows the timeline's cursor (the rankings up to that moment)."""

@@ -10,7 +10,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
 from replay.podview import PodSeries
@@ -19,6 +19,7 @@ from replay.results import Eviction
 from tui.fmt import fmt_clock
 from tui.screens.base import ResultsScreen
 from tui.screens.eviction import impact_of
+from tui.widgets.keys_footer import KeysFooter
 from tui.widgets.signal_plot import y_ticks
 from tui.widgets.title_header import TitleHeader
 
@@ -38,6 +39,7 @@ class PodScreen(ResultsScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("m", "toggle_resource", "Memory / disk"),
         Binding("t", "timeline", "Timeline"),
+        Binding("z", "zoom_y", "Zoom: usage / request and limit"),
     ]
 
     def __init__(self, node: str, namespace: str, pod: str, uid: str) -> None:
@@ -46,6 +48,9 @@ class PodScreen(ResultsScreen):
         self.series: PodSeries | None = None
         self.per_container: pl.DataFrame | None = None
         self.resource = "memory"
+        self.whole = False
+        """The y axis up to the request and limit too (``z``); else scaled to the usage, the two marked at the top
+        edge when above it."""
 
     def export_object(self) -> str:
         return f"{self.namespace}-{self.pod}"
@@ -59,11 +64,12 @@ class PodScreen(ResultsScreen):
     def compose(self) -> ComposeResult:
         yield TitleHeader()
         yield Static(f"{self.namespace}/{self.pod} on {self.node}", id="pod-title")
+        yield from self.bars("filter the overview's nodes and pods by name (enter: back there)")
         yield PlotextPlot(id="pod-plot")
         yield Static(id="pod-legend")
         yield Static(id="pod-cursor")
         yield Static(id="pod-story")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"{self.namespace}/{self.pod}"
@@ -119,7 +125,9 @@ class PodScreen(ResultsScreen):
         if xs:
             ticks = frame["tick"].to_list()
             at = {t: i for i, t in enumerate(ticks)}
-            top = max([*values, *((v or 0) / (1 << 20) for v in (request, limit))], default=1.0) * 1.1 or 1.0
+            usage_top = max(values, default=0.0) * 1.15 or 1.0
+            whole_top = max([*values, *((v or 0) / (1 << 20) for v in (request, limit))], default=1.0) * 1.1 or 1.0
+            top = whole_top if self.whole else max(usage_top, min(whole_top, usage_top * 1.5))
             # the legend is a line under the plot (plotext's own sits over the top left of the data)
             plt.plot(xs, values, color="blue+", marker="braille")
             key.append(("⣿", "blue", f"{column} (pod)"))
@@ -137,9 +145,14 @@ class PodScreen(ResultsScreen):
                     plt.plot(cx, cy, marker="dot", color=color)
                     key.append(("•", style, str(name)))
             for value, name, color in ((request, "request", "yellow"), (limit, "limit", "red")):
-                if value is not None:
+                if value is None:
+                    continue
+                if value / (1 << 20) <= top:
                     plt.plot(xs, [value / (1 << 20)] * len(xs), color=color, marker="─")
                     key.append(("──", color, name))
+                else:  # off the scale of the usage: an arrow at the top edge, the value in the legend
+                    plt.scatter([xs[-1]], [top], marker="▲", color=color)
+                    key.append(("▲", color, f"{name} {fmt_bytes(value)} above (z: show)"))
             evicted = [i for i, t in enumerate(ticks) if any(e.tick == t for e in self._evictions())]
             if evicted:
                 plt.scatter(evicted, [top / 1.1 * 1.05] * len(evicted), marker="▼", color="red+")
@@ -149,7 +162,7 @@ class PodScreen(ResultsScreen):
             if cursor is not None and times and times[0] is not None and times[0] <= cursor <= times[-1]:
                 plt.vline(next(i for i, t in enumerate(times) if t is not None and t >= cursor), "white")
             plt.ylim(0, top)  # from 0: a 119–130 MiB wobble is a wobble, not the whole height
-            levels = [v / (1 << 20) for v in (request, limit) if v is not None]
+            levels = [v / (1 << 20) for v in (request, limit) if v is not None and v / (1 << 20) <= top]
             height = max(2, plot.size.height - 5) if plot.size.height else None
             plt.yticks(*y_ticks(0.0, top, "MiB", marks=levels, rows=height))
             marks = sorted({0, len(xs) // 2, len(xs) - 1})
@@ -221,6 +234,10 @@ class PodScreen(ResultsScreen):
         if not mine:
             out.append(f"not evicted in {self.view.label}")
         return out
+
+    def action_zoom_y(self) -> None:
+        self.whole = not self.whole
+        self.draw()
 
     def action_toggle_resource(self) -> None:
         self.resource = "disk" if self.resource == "memory" else "memory"

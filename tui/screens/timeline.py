@@ -13,7 +13,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from replay.replay_report import kill_victim, too_fast_text
 from replay.views import SHORT_SIGNAL
@@ -22,6 +22,7 @@ from tui.messages import CursorMoved
 from tui.screens.base import ResultsScreen
 from tui.screens.overview import kill_cause
 from tui.timeline_model import TimelineModel
+from tui.widgets.keys_footer import KeysFooter
 from tui.widgets.signal_plot import SignalPlot, legend
 from tui.widgets.title_header import TitleHeader
 
@@ -73,7 +74,7 @@ class TimelineScreen(ResultsScreen):
         Binding("tab,down,j", "signal(1)", "Next signal", key_display="tab"),
         Binding("shift+tab,up,k", "signal(-1)", "Prev signal", show=False),
         Binding("z", "zoom_y", "Zoom on thresholds"),
-        Binding("enter", "open_eviction", "Eviction at cursor"),
+        Binding("enter", "open_eviction", "Open eviction/kill"),
     ]
 
     def __init__(
@@ -98,12 +99,13 @@ class TimelineScreen(ResultsScreen):
     def compose(self) -> ComposeResult:
         yield TitleHeader()
         yield Static(f"{self.node}: loading its signals…", id="timeline-title")
+        yield from self.bars("filter the overview's nodes and pods by name (enter: back there)")
         yield SignalPlot(id="plot")
         yield Static(id="plot-legend")
         with Horizontal(id="timeline-bottom"):
             yield Static(id="cursor-values")
             yield Static(id="cursor-events")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.sub_title = self.node
@@ -157,8 +159,8 @@ class TimelineScreen(ResultsScreen):
         lo, hi = model.window
         title = (
             f"{self.node} · kubelet {model.node.kubelet_version} · {self.view.label} · "
-            f"passes {lo}–{hi} of {len(model.ticks)} · cursor {fmt_clock(model.times[model.cursor])} "
-            f"(tick {model.ticks[model.cursor]})"
+            f"ticks {model.ticks[lo]}–{model.ticks[hi]} ({hi - lo + 1} of {len(model.ticks)} passes) · "
+            f"cursor {fmt_clock(model.times[model.cursor])} (tick {model.ticks[model.cursor]})"
         )
         self.query_one("#timeline-title", Static).update(title)
         plot = self.query_one(SignalPlot)
@@ -248,7 +250,10 @@ class TimelineScreen(ResultsScreen):
             ):
                 self.app.push_screen(RealEvictionScreen(i))
                 return
-        if any(self.model.index_at(k.time) == self.model.cursor for k in self.model.kills):
-            self.notify("the kernel killed here, not the kubelet: no eviction to open", timeout=3)
-            return
+        for k in self.model.kills:
+            if self.model.index_at(k.time) == self.model.cursor:
+                from tui.screens.kill import KillScreen
+
+                self.app.push_screen(KillScreen(self.view.result.kernel_kills.index(k)))
+                return
         self.notify("no eviction at the cursor (n / p jump to one)", timeout=3)

@@ -10,7 +10,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, ProgressBar, Select, Static
+from textual.widgets import Button, Checkbox, DataTable, Input, Label, ProgressBar, Select, Static
 
 from kube.duration import format_duration
 from kube.errors import EvictlensError
@@ -23,6 +23,7 @@ from replay.settings import SettingsRequest
 from replay.views import is_bytes
 from tui.messages import CompareResults, RunWhatIf, UseResult
 from tui.screens.base import ResultsScreen
+from tui.widgets.keys_footer import KeysFooter
 from tui.widgets.record_table import Column, Record, RecordTable
 from tui.widgets.title_header import TitleHeader
 
@@ -96,11 +97,18 @@ def request_from_form(version: str, values: dict[str, str], *, counterfactual: b
     )
 
 
+def result_name(label: str) -> str:
+    """A result's one name everywhere (this list, the overview, compare, notifications): ``what-if 2`` of
+    ``what-if 2: --eviction-hard …`` (the app's label), the first result's label whole (``as recorded``)."""
+    head, sep, _rest = label.partition(": ")
+    return head if sep and head.startswith("what-if ") else label
+
+
 class WhatIfScreen(ResultsScreen):
     TITLE = "What-if"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "run", "Run what-if"),
-        Binding("ctrl+o", "compare", "Compare A with selected"),
+        Binding("ctrl+o", "compare", "Compare with selected"),
         # priority: in a field ctrl+u would otherwise clear it (the Input's own delete-left-all)
         Binding("ctrl+u", "use", "Use selected", priority=True),
         Binding("ctrl+l", "focus_results", "Results list"),
@@ -135,17 +143,18 @@ class WhatIfScreen(ResultsScreen):
                 yield Checkbox(COUNTERFACTUAL_HINT, id="counterfactual")
             with Horizontal(classes="form-row"):
                 yield Button("Run (ctrl+r)", id="run", variant="primary")
-                yield Button("Compare A with selected (ctrl+o)", id="compare")
+                yield Button("Compare with selected (ctrl+o)", id="compare")
                 yield Button("Use selected (ctrl+u)", id="use")
             with Vertical(id="whatif-run"):
                 yield ProgressBar(id="whatif-progress", show_eta=False, classes="hidden")
                 yield Static("nothing running: fill in a field, then ctrl+r", id="whatif-status")
             yield Static(
-                "Results (ctrl+l; A is the first; enter or ctrl+u switches every screen to the selected one)",
+                "Results (ctrl+l; enter or ctrl+u switches every screen to the selected one; "
+                "ctrl+o compares as recorded with it)",
                 classes="section",
             )
             yield RecordTable(id="results")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.results_changed()
@@ -170,19 +179,22 @@ class WhatIfScreen(ResultsScreen):
             Record(
                 str(i),
                 (
-                    "A" if i == 0 else str(i + 1),
+                    result_name(v.label),
                     "▶ current" if i == app.current else "",
                     len(v.result.evictions),
                     len(v.kills()),
                     sum(1 for m in v.result.matches if m.same_message),
-                    v.label,
+                    v.label.partition(": ")[2] if i else "the recorded settings",
                 ),
             )
             for i, v in enumerate(app.results)
         ]
         table = self.query_one("#results", RecordTable)
+        grown = len(records) != len(table.records)
         table.show(columns, records)
         table.move_cursor(row=len(records) - 1)
+        if grown:  # a run finished: its row in view (at 80×24 the list is below the form)
+            self.call_after_refresh(self.query_one("#whatif-body").scroll_end, animate=False)
 
     def show_progress(self, label: str, done: int, total: int) -> None:
         if label != self.running:

@@ -75,7 +75,7 @@ class RecordTable(DataTable[str | Text]):
 
     def visible_records(self) -> list[Record]:
         text = self.filter_text.lower()
-        rows = [r for r in self.records if text in str(r.values[0]).lower()] if text else list(self.records)
+        rows = [r for r in self.records if text in _name(r).lower()] if text else list(self.records)
         if self.sort_column is not None:
             i = self.sort_column
             present = [r for r in rows if r.values[i] is not None]
@@ -89,7 +89,18 @@ class RecordTable(DataTable[str | Text]):
         label = self.columns_spec[index].label
         return label + SORT_MARKS[self.sort_descending] if index == self.sort_column else label
 
+    def sort_title(self) -> str:
+        """``sorted by real ▼`` (empty when unsorted): in the table's top border, shown even when the sorted column
+        is scrolled off to the right."""
+        if self.sort_column is None or self.sort_column >= len(self.columns_spec):
+            return ""
+        arrow = SORT_MARKS[self.sort_descending].strip()
+        return f"sorted by {self.columns_spec[self.sort_column].label} {arrow} (s: next, S: reverse)"
+
     def _render_rows(self, keep: str | None = None) -> None:
+        title = self.sort_title()
+        self.border_title = title or None
+        self.set_class(bool(title), "-sorted")
         self.clear(columns=True)
         for i, c in enumerate(self.columns_spec):
             self.add_column(self.header_label(i), key=c.key)
@@ -165,6 +176,14 @@ class RecordTable(DataTable[str | Text]):
 
     def export_rows(self) -> tuple[list[str], list[tuple[Any, ...]]]:
         return [c.key for c in self.columns_spec], [r.values for r in self.visible_records()]
+
+
+def _name(record: Record) -> str:
+    """What ``/`` matches: the first column, or the first text one when it holds a number (a ranking's rank)."""
+    first = record.values[0] if record.values else ""
+    if not isinstance(first, (int, float)):
+        return str(first)
+    return next((v for v in record.values if isinstance(v, str)), str(first))
 
 
 def _sort_key(value: Any) -> tuple[int, Any]:

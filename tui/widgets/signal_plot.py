@@ -70,6 +70,8 @@ def y_ticks(
         return round((value - bottom) / span * (rows - 1)) if rows else value
 
     labelled: dict[float, tuple[float, int]] = {}  # row → (tick, decimals of its label)
+    if bottom <= 0.0 <= top:  # an axis from 0 says so (issue 27: no 0 label where the axis starts at 0)
+        labelled[row(0.0)] = (0.0, decimals)
     for mark in sorted({m for m in marks if bottom <= m <= top}):
         # its own value, up to two decimals finer than the axis (9.79 on a 0–60 axis, not 10)
         finer = (d for d in range(decimals, decimals + 2) if round(mark, d) == mark)
@@ -78,9 +80,11 @@ def y_ticks(
     for tick in ticks:
         labelled.setdefault(row(tick), (tick, decimals))
     chosen = sorted(labelled.values())
+    # one number format per axis: every label with the decimals the finest one needs (800.0, 1,024.0; not 800, 1,024.5)
+    finest = max((d for _t, d in chosen), default=0)
     extra = 0
     while True:  # never two equal labels (a guard: exact labels of distinct ticks differ)
-        labels = [_label(t, d + extra) for t, d in chosen]
+        labels = [_label(t, finest + extra) for t, _d in chosen]
         if len(set(labels)) == len(labels) or extra > 12:
             return [t for t, _d in chosen], labels
         extra += 1
@@ -97,6 +101,9 @@ def legend(data: PlotData) -> Text:
         out.append(f" {label}")
 
     item("⣿", "blue", data.signal)
+    low = lowest(data)
+    if low is not None:
+        item("●", "bold bright_cyan", f"lowest {low[1]:,.1f} {data.unit}")
     for (label, _series), color in zip(data.thresholds, THRESHOLD_COLORS * 4, strict=False):
         item("──", color, f"{label} threshold")
     for condition in dict.fromkeys(b.condition for b in data.bands):
@@ -116,6 +123,16 @@ def legend(data: PlotData) -> Text:
     return out
 
 
+def lowest(data: PlotData) -> tuple[int, float] | None:
+    """(x, value) of the window's lowest sample: drawn on top of everything (a dip to 845.7Mi on the 1,024
+    threshold's row must not vanish under the line)."""
+    points = [(y, x) for x, y in zip(data.xs, data.ys, strict=True) if y is not None]
+    if not points:
+        return None
+    y, x = min(points)
+    return x, y
+
+
 class SignalPlot(PlotextPlot):
     """Draws a :class:`PlotData`; the screen decides what it holds."""
 
@@ -130,12 +147,13 @@ class SignalPlot(PlotextPlot):
         lo, hi = data.window
         bottom, top = data.y_range
         points = [(x, y) for x, y in zip(data.xs, data.ys, strict=True) if y is not None]
-        if points:
-            plt.plot([p[0] for p in points], [min(p[1], top) for p in points], color="blue+", marker="braille")
+        # the thresholds first, the signal over them: where both fall on one row, the signal shows
         for (_label, series), color in zip(data.thresholds, THRESHOLD_COLORS * 4, strict=False):
             tpoints = [(x, y) for x, y in zip(data.xs, series, strict=True) if y is not None and y <= top]
             if tpoints:
                 plt.plot([p[0] for p in tpoints], [p[1] for p in tpoints], color=color, marker="─")
+        if points:
+            plt.plot([p[0] for p in points], [min(p[1], top) for p in points], color="blue+", marker="braille")
         for band in data.bands:
             first, last = max(band.first, lo), min(band.last, hi)
             xs = list(range(first, last + 1)) or [first]
@@ -149,6 +167,9 @@ class SignalPlot(PlotextPlot):
             if marks:  # each kind a row lower: all show when they fall on the same pass
                 y = bottom + (top - bottom) * height
                 plt.scatter(marks, [y] * len(marks), marker=marker, color=color)
+        low = lowest(data)
+        if low is not None:  # last: the lowest sample is never under a line or a band
+            plt.scatter([low[0]], [min(low[1], top)], marker="●", color="cyan+")
         plt.xlim(lo, max(hi, lo + 1))
         plt.ylim(bottom, top)
         plt.xticks([p for p, _ in data.x_labels], [label for _, label in data.x_labels])
