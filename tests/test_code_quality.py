@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_ruff_finds_nothing() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "kube", "replay", "recordings", "tui", "tests"],
+        [sys.executable, "-m", "ruff", "check", "kube", "replay", "recordings", "flight", "live", "tui", "tests"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -28,7 +28,20 @@ def test_mypy_strict_finds_nothing() -> None:
 
 def test_ruff_format_is_applied() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "ruff", "format", "--check", "kube", "replay", "recordings", "tui", "tests"],
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "format",
+            "--check",
+            "kube",
+            "replay",
+            "recordings",
+            "flight",
+            "live",
+            "tui",
+            "tests",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
