@@ -315,7 +315,8 @@ class RecordingWriter:
         why = f"{RESTARTED}: no recorder ran from {_iso(self.window_last)} to {_iso(now)}"
         for node in sorted(nodes):
             tick.add_gap(node, why)
-        self.commit(tick)
+        self.commit(tick, fold=False)  # in this run's own segment: discard() takes it back with the rest
+        self.ticks_written -= 1  # not a tick this run recorded: one stopped before its first still discards
         return True
 
     def _upgrade(self, old: fmt.Manifest, parts: list[tuple[int, int, Path]]) -> None:
@@ -351,7 +352,7 @@ class RecordingWriter:
         self.next_tick += 1
         return tick
 
-    def commit(self, tick: Tick) -> int:
+    def commit(self, tick: Tick, *, fold: bool = True) -> int:
         """Make one tick (plus objects seen since the last one) durable; returns bytes written."""
         tables = tick.tables
         for name, cols in self._loose.items():
@@ -371,7 +372,7 @@ class RecordingWriter:
             self._pending_first = tick.time
         if self.window_first is None:
             self.window_first = tick.time
-        if self._pending_ticks >= self.fold_every or self._pending_rows >= self.fold_rows:
+        if fold and (self._pending_ticks >= self.fold_every or self._pending_rows >= self.fold_rows):
             self.fold()
         return written
 

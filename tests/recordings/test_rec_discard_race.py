@@ -78,9 +78,11 @@ def _run(opts: RecordOptions, monkeypatch: pytest.MonkeyPatch, *, stop_after_sta
     """Run the recorder with the other writer slipped in just before its own writer starts."""
     recorder = Recorder(opts, _cluster())
 
-    def writer_after_another(root: Path, manifest: Manifest, *, append: bool = False) -> RecordingWriter:
+    def writer_after_another(
+        root: Path, manifest: Manifest, *, append: bool = False, retain: float | None = None
+    ) -> RecordingWriter:
         _other_record(root, ticks=3)
-        writer = RecordingWriter(root, manifest, append=append)
+        writer = RecordingWriter(root, manifest, append=append, retain=retain)
         if stop_after_start:
             recorder.stop.set()  # SIGTERM/SIGHUP before the first tick
         return writer
@@ -121,8 +123,10 @@ def test_a_new_record_stopped_before_its_first_tick_leaves_no_directory(
     recorder = Recorder(opts, _cluster())
     real = RecordingWriter
 
-    def stopped(root: Path, manifest: Manifest, *, append: bool = False) -> RecordingWriter:
-        writer = real(root, manifest, append=append)
+    def stopped(
+        root: Path, manifest: Manifest, *, append: bool = False, retain: float | None = None
+    ) -> RecordingWriter:
+        writer = real(root, manifest, append=append, retain=retain)
         recorder.stop.set()
         return writer
 
