@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Protocol
 
+import polars as pl
 from textual import on
 from textual.events import Mount
 from textual.message import Message
@@ -25,7 +26,7 @@ from kube.errors import EvictlensError
 from live.model import LiveEvent, NodeNow
 from tui.app import EvictlensApp
 from tui.live_messages import LivePolled, OpenLiveEvent, StopLive
-from tui.live_model import LiveState, to_datetime
+from tui.live_model import HISTORY, LiveState, Point, to_datetime
 from tui.live_source import LiveSource, private_tempdir
 from tui.messages import WorkFailed
 from tui.results_view import ResultsView
@@ -213,30 +214,55 @@ class LiveApp(EvictlensApp):
             exit_on_error=False,
         )
 
-    def _snapshot(self, event: LiveEvent) -> None:
+    def replay_node(self, node: str, into: Path) -> ResultsView:
+        """``node`` of the recording as it is now (a snapshot under ``into``), replayed by the one engine."""
         from recordings.reader import open_recording
         from replay.engine import replay
         from replay.settings import SettingsRequest
         from tui.live_source import snapshot
 
-        # the previous one's screens are gone (events open from the live overview only): its files go now
-        for old in self._snapshots:
-            old.cleanup()
-        self._snapshots.clear()
-        tmp = private_tempdir("evictlens-live-")
-        self._snapshots.append(tmp)
         for attempt in range(3):  # a fold may take journal segments away while they are copied: copy again
             try:
-                root = snapshot(self.source.root, Path(tmp.name) / str(attempt))
+                root = snapshot(self.source.root, into / str(attempt))
                 break
             except FileNotFoundError:
                 if attempt == 2:
                     raise
         rec = open_recording(root)
         request = SettingsRequest(label="as recorded")
-        (result,) = replay(rec, [request], [event.node])
-        view = ResultsView.from_result(result, f"{event.node} as recorded until now", str(root), request, opened=rec)
-        self.post_message(SnapshotReady(view, event))
+        (result,) = replay(rec, [request], [node])
+        return ResultsView.from_result(result, f"{node} as recorded until now", str(root), request, opened=rec)
+
+    def seed_history(self, node: str) -> None:
+        """The node's recent past before the view opened (a worker's job): its ticks replayed from a snapshot,
+        put in front of the points kept, then the screens redrawn."""
+        from tui.live_model import points_from_replay
+
+        kept = self.live.history.get(node)
+        if not kept or len(kept) >= HISTORY or kept[0].tick == 0:
+            return
+        with private_tempdir("evictlens-live-seed-") as tmp:
+            view = self.replay_node(node, Path(tmp))
+            conditions = view.result.conditions.filter(pl.col("node") == node)
+            points = points_from_replay(view.node_series(node), conditions, kept[0].tick, HISTORY - len(kept))
+        self.call_from_thread(self._seeded, node, points)
+
+    def _seeded(self, node: str, points: list[Point]) -> None:
+        from tui.screens.live_overview import LiveScreen
+
+        self.live.seed(node, points)
+        for screen in self.screen_stack:
+            if isinstance(screen, LiveScreen) and screen.ready:
+                screen.live_changed()
+
+    def _snapshot(self, event: LiveEvent) -> None:
+        # the previous one's screens are gone (events open from the live overview only): its files go now
+        for old in self._snapshots:
+            old.cleanup()
+        self._snapshots.clear()
+        tmp = private_tempdir("evictlens-live-")
+        self._snapshots.append(tmp)
+        self.post_message(SnapshotReady(self.replay_node(event.node, Path(tmp.name)), event))
 
     @on(SnapshotReady)
     def snapshot_ready(self, message: SnapshotReady) -> None:

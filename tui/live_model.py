@@ -12,6 +12,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from live.model import Forecast, LiveEvent, NodeNow
 
@@ -80,6 +81,14 @@ class LiveState:
         self.last_time_us = last_time_us
         self.polls += 1
 
+    def seed(self, node: str, points: Sequence[Point]) -> None:
+        """Earlier ticks of ``node`` (from a replay of the recording), before the ones kept, as room allows."""
+        kept = self.history.setdefault(node, deque(maxlen=HISTORY))
+        first = kept[0].tick if kept else None
+        earlier = [p for p in points if first is None or p.tick < first][-(HISTORY - len(kept)) :]
+        if len(kept) < HISTORY and earlier:
+            self.history[node] = deque([*earlier, *kept], maxlen=HISTORY)
+
     def row(self, index: int) -> Row | None:
         return next((r for r in self.events if r.index == index), None)
 
@@ -117,3 +126,39 @@ def fmt_seconds(seconds: float | None) -> str:
     if h:
         return f"{h}h{m:02d}m"
     return f"{m}m{sec:02d}s" if m else f"{sec}s"
+
+
+def points_from_replay(series: Any, conditions: Any, before_tick: int, room: int) -> list[Point]:
+    """The node's ticks before ``before_tick`` (the last ``room`` of them) as points, from a replay of the
+    recording (``ResultsView.node_series`` rows and the node's condition intervals): a followed recording's
+    timeline then shows its recent past, not only what arrived since the view opened."""
+    import polars as pl
+
+    rows = series.filter(pl.col("tick") < before_tick)
+    ticks = sorted(set(rows["tick"].to_list()))[-room:] if room > 0 else []
+    if not ticks:
+        return []
+    rows = rows.filter(pl.col("tick") >= ticks[0])
+    signals: dict[int, dict[str, int]] = {t: {} for t in ticks}
+    limits: dict[int, dict[str, list[int]]] = {t: {} for t in ticks}
+    times: dict[int, int] = {}
+    for tick, when, signal, available, value in rows.select(
+        "tick", "time", "signal", "available", "threshold_value"
+    ).iter_rows():
+        times[tick] = int(when.timestamp() * 1_000_000)
+        if available is not None:
+            signals[tick][signal] = available
+        if value is not None:
+            limits[tick].setdefault(signal, []).append(value)
+    spells = [(r["condition"], r["from_tick"], r["to_tick"]) for r in conditions.iter_rows(named=True)]
+    return [
+        Point(
+            t,
+            times.get(t, 0),
+            signals[t],
+            {s: tuple(v) for s, v in limits[t].items()},
+            tuple(c for c, first, last in spells if first <= t and (last is None or t < last)),
+            False,
+        )
+        for t in ticks
+    ]

@@ -110,3 +110,44 @@ async def test_a_real_eviction_opens_as_any_other_eviction() -> None:
     finally:
         source.stop()
         source.close()
+
+
+async def test_following_a_recording_its_timeline_shows_the_ticks_before_the_view(tmp_path: Any) -> None:
+    """``tui REC --follow`` on a recording already ten ticks along: the overview starts at its last tick, and the
+    node's live timeline shows those ten ticks too (replayed from a snapshot), then the ones arriving."""
+    from live.play import ScenarioPlayer, load_sample
+    from tui.live_source import follow_source
+    from tui.screens.live_timeline import LiveTimelineScreen
+
+    clock = Clock()
+    player = ScenarioPlayer(load_sample("jvm-spike"), tmp_path / "rec", speed=10, clock=clock).start()
+    try:
+        await until_plain(lambda: player.ticks_committed >= 1, "tick 0 (the play's clock starts there)")
+        clock.now = 10.0  # ticks 1..10 are due
+        await until_plain(lambda: player.ticks_committed >= 11, "ticks 0..10 written")
+        app = LiveApp(follow_source(tmp_path / "rec"))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: showing(app, LiveOverviewScreen), "the live overview")
+            await until(pilot, lambda: "worker-1" in app.live.nodes, "the node")
+            await until(pilot, lambda: app.live.nodes["worker-1"].tick >= 10, "tick 10")
+            await pilot.press("enter")
+            await until(pilot, lambda: showing(app, LiveTimelineScreen), "the live timeline")
+            screen = app.screen
+            assert isinstance(screen, LiveTimelineScreen)
+            await until(pilot, lambda: screen.model.points and screen.model.points[0].tick == 0, "the ticks before")
+            assert [p.tick for p in screen.model.points] == list(range(len(screen.model.points)))
+            assert screen.model.points[0].thresholds["memory.available"]
+            clock.now = 13.0
+            await until(pilot, lambda: screen.model.points[-1].tick >= 13, "new ticks after them")
+    finally:
+        player.stop()
+        player.join(60)
+
+
+async def until_plain(condition: Any, what: str) -> None:
+    """Before the app runs: wait on ``condition`` (the player's thread writes meanwhile)."""
+    import anyio
+
+    with anyio.fail_after(120):
+        while not condition():
+            await anyio.sleep(0.02)

@@ -59,6 +59,14 @@ class LiveTimelineScreen(LiveScreen):
         self.sub_title = self.node
         self.ready = True
         self.live_changed()
+        self.run_worker(
+            lambda: self.live_app.seed_history(self.node),
+            name="the node's recent past",
+            group="seed",
+            thread=True,
+            exclusive=True,
+            exit_on_error=False,
+        )
 
     def on_resize(self) -> None:
         self.redraw()
