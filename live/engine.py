@@ -254,6 +254,10 @@ class LiveEngine:
     def _gap(self, live: _NodeLive, tick: int, time_us: int, error: str) -> list[LiveEvent]:
         if live.now is not None:
             live.now = replace(live.now, stale=True, stale_reason=error)
+        else:  # never answered yet: shown stale with nothing observed, never as a healthy node
+            info = ((self._node_objects.get(live.name) or {}).get("status") or {}).get("nodeInfo") or {}
+            version = ".".join(str(info.get("kubeletVersion") or "").lstrip("v").split(".")[:2])
+            live.now = NodeNow(live.name, tick, time_us, True, error, version, {}, {}, (), None, ())
         if live.stale:
             return []
         live.stale = True
