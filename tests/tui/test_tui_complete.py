@@ -193,10 +193,10 @@ def test_the_k3d_dip_is_drawn_over_the_threshold_row_with_a_0_label(k3d_rec: Pat
     (dip,) = [line for line in lines if "●" in line]
     assert "─" in dip  # the lowest sample (972Mi) on the threshold's row, drawn over its line
     bottom, top = data.y_range
-    ticks, labels = y_ticks(bottom, top, data.unit, marks=[1024.0], rows=6)  # the rows of the plot at 80×24
+    _ticks, labels = y_ticks(bottom, top, data.unit, marks=[1024.0], rows=6)  # the rows of the plot at 80×24
     assert "0" in labels and "1,024" in labels  # the axis starts at 0 and says so; the threshold's own row
     assert len({len(label.partition(".")[2]) for label in labels}) == 1  # one number format on the axis
-    _ticks, fine = y_ticks(0.0, 1200.0, "MiB", marks=[1024.5], rows=12)
+    _t, fine = y_ticks(0.0, 1200.0, "MiB", marks=[1024.5], rows=12)
     assert len({len(label.partition(".")[2]) for label in fine}) == 1 and "1,024.5" in fine
 
 

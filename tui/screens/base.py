@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual import on
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
@@ -39,8 +40,10 @@ class ResultsScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
         Binding("q", "back", "Back", show=False),
-        Binding("colon", "command", "Jump", key_display=":"),
-        Binding("slash", "filter", "Filter", key_display="/"),
+        # priority: run as the app reads the key, before it forwards the next one (a burst typed after ``:``
+        # would otherwise reach the table or the screen before the input has the focus)
+        Binding("colon", "command", "Jump", key_display=":", priority=True),
+        Binding("slash", "filter", "Filter", key_display="/", priority=True),
     ]
 
     _before_bar: Widget | None = None
@@ -51,7 +54,10 @@ class ResultsScreen(Screen[None]):
         yield BarInput(placeholder=COMMAND_HINT, id="command", classes="hidden")
 
     def _open_bar(self, box_id: str, *, clear: bool) -> None:
-        box = self.query_one(f"#{box_id}", Input)
+        boxes = list(self.query(f"#{box_id}").results(Input))
+        if isinstance(self.focused, Input) or not boxes:
+            raise SkipAction()  # typed into a field (the what-if form's, the input itself): the key is its text
+        box = boxes[0]
         if clear:
             box.value = ""
         if self.focused is not None and self.focused.id not in ("filter", "command"):

@@ -246,11 +246,7 @@ class OverviewScreen(ResultsScreen):
                 if races
                 else ""
             ),
-            (
-                ""
-                if len(self.el_app.results) == 1
-                else f"  ·  {whatifs} what-if{'s' if whatifs > 1 else ''} (r: next)"
-            ),
+            ("" if len(self.el_app.results) == 1 else f"  ·  {whatifs} what-if{'s' if whatifs > 1 else ''} (r: next)"),
         )
         self.query_one("#overview-title", Static).update(title)
         self.query_one("#nodes", RecordTable).show(*node_table(view, view.overcommit(), self.el_app.cursor_time))

@@ -119,6 +119,7 @@ class WhatIfScreen(ResultsScreen):
 
     def compose(self) -> ComposeResult:
         yield TitleHeader()
+        yield from self.bars()
         with VerticalScroll(id="whatif-body"):
             yield Static(
                 "Replay the same recording with other settings. Empty fields keep each node's "
