@@ -387,9 +387,10 @@ class LiveEngine:
     def _next_to_go(self, live: _NodeLive, d: Decided, forecasts: Sequence[Forecast]) -> NextToGo | None:
         stepper = live.stepper
         assert stepper is not None
-        target = _target(d, forecasts)
-        if target is None:
+        chosen = _target(d, forecasts)
+        if chosen is None:
             return None
+        target, why = chosen
         found = first_to_go(stepper, target)
         if found is None:
             return None
@@ -397,7 +398,6 @@ class LiveEngine:
         reason = f"first in the kubelet's ranking for {target.signal}"
         if found.skipped_critical:
             reason += f" (critical pods ahead of it skipped: {', '.join(found.skipped_critical)})"
-        why = "reclaimed now" if d.reclaiming is not None and target == d.reclaiming else "reclaimed now (forecast)"
         live.next_message[pod.uid] = found.message
         return NextToGo(
             live.name,
@@ -407,7 +407,7 @@ class LiveEngine:
             found.resource,
             found.message,
             reason,
-            f"ranking on the usage at tick {found.tick}, were {target.describe()} {why}",
+            f"the kubelet's ranking on the usage at tick {found.tick}, were {target.describe()} reclaimed now ({why})",
         )
 
     # -- ground truth -------------------------------------------------------------------------------
@@ -518,20 +518,20 @@ def _ntg(n: NextToGo) -> dict[str, object]:
     }
 
 
-def _target(d: Decided, forecasts: Sequence[Forecast]) -> Threshold | None:
-    """The threshold the next-to-go ranking is for: the one the manager reclaims now; else the one the forecast
-    reaches first; else the one with the least headroom (a share of its signal's capacity)."""
+def _target(d: Decided, forecasts: Sequence[Forecast]) -> tuple[Threshold, str] | None:
+    """The threshold the next-to-go ranking is for, and why: the one the manager reclaims now; else the one the
+    forecast reaches first; else the one with the least headroom (a share of its signal's capacity)."""
     if d.reclaiming is not None:
-        return d.reclaiming
+        return d.reclaiming, "the threshold reclaimed now"
     if not d.thresholds:
         return None
     timed = [(f.seconds_to_threshold, i) for i, f in enumerate(forecasts) if f.seconds_to_threshold is not None]
     if timed:
-        return d.thresholds[min(timed)[1]][0]
+        return d.thresholds[min(timed)[1]][0], "the threshold the forecast reaches first"
 
     def headroom(i: int) -> float:
         threshold, value = d.thresholds[i]
         available, capacity = d.observed[threshold.signal]
         return (available - value) / (capacity or max(abs(available), 1))
 
-    return d.thresholds[min(range(len(d.thresholds)), key=headroom)][0]
+    return d.thresholds[min(range(len(d.thresholds)), key=headroom)][0], "no trend: the threshold nearest now"

@@ -131,3 +131,21 @@ def test_opened_mid_way_the_engine_goes_on_as_replay(
     assert live_decisions(events)[0] == later
     at_end = {(r["node"], r["condition"]) for r in result.conditions.iter_rows(named=True) if r["to"] is None}
     assert {(n, c) for n, now in engines[0].nodes().items() for c in now.conditions} == at_end
+
+
+def test_a_real_eviction_arrives_flagged_against_the_prediction(scenario_recs: dict[str, Path], tmp_path: Path) -> None:
+    """qos-contest's kubelet evicts what the engine decided, with the same message; jvm-spike's JVM is killed by
+    the kernel after the forecast warned and ranked it first."""
+    _engine, events = run_live(scenario_recs["qos-contest"], tmp_path / "qos")
+    real = [e for e in events if e.kind == "real-eviction"]
+    assert real and all(e.details["predicted"] and e.details["message_matches"] for e in real)
+    assert all(e.details["message_diff"] == "" for e in real)
+    _engine, events = run_live(scenario_recs["jvm-spike"], tmp_path / "jvm")
+    kinds = [e.kind for e in events]
+    kill = next(e for e in events if e.kind == "kernel-kill" and e.details["kind"] == "OOMKilled")
+    assert kinds.index("warning") < events.index(kill)
+    warning = next(e for e in events if e.kind == "warning")
+    assert warning.time_us < kill.time_us and warning.details["signal"] == "memory.available"
+    assert kill.details["was_next_to_go"] and "Container orders was using" in str(kill.details["predicted_message"])
+    ntg = _engine.nodes()["worker-1"].next_to_go
+    assert ntg is not None and "the kubelet's ranking on the usage at tick" in ntg.basis
