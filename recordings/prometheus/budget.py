@@ -5,10 +5,13 @@ assembles it into tables; that costs per step about a constant per pod and conta
 default one-hour window needs ~1.3 GB at 2,200 pods and several GB at 11,000. The series are
 counted before importing (the most present in any hour of the range), the window is the largest
 that fits ``--memory-budget``, and an explicit ``--window`` past it is refused with the largest that
-fits. The constants were measured with ``tests/recordings/prometheus/bench_prom_import.py`` (peak
-RSS of the import process; README, Performance): 352 MB at 20 nodes × 110 pods and a 5-minute
-window, +31 MB per minute of window, i.e. ~780 bytes per pod-or-container series per step — rounded
-up here, so the budget is an upper bound, not a target.
+fits. The constants were fitted to ``tests/recordings/prometheus/bench_prom_import.py`` (peak RSS of
+the import process; README, Performance): at 20 nodes × 110 pods (6,600 pod and container series)
+507 MB with a 5-minute window and 667 MB with 10 minutes — ~810 bytes per series per step on ~350 MB;
+at 100 nodes (33,000 series) 1,223 MB with a 190 s window — so ~14 KB per series whatever the window
+(each window's answers carry every series' labels, twice with the next window in flight, and the
+rarely-changing kube-state-metrics series are read once per window) on ~256 MB. Rounded up here, so
+the budget is an upper bound, not a target.
 """
 
 from __future__ import annotations
@@ -20,8 +23,11 @@ from kube.errors import InputError
 from .client import PrometheusClient
 from .labels import Conventions
 
-BASE_BYTES = 420 * 2**20
-"""Interpreter, polars, the client pool, pod and node objects of a 100-node cluster: measured ~350 MB."""
+BASE_BYTES = 280 * 2**20
+"""Interpreter, polars, the client pool: fitted ~256 MB."""
+PER_SERIES = 15_000
+"""Bytes per pod or container series whatever the window: labels of every answer (two windows in flight),
+the once-a-window kube-state-metrics series, pod objects. Fitted ~14 KB."""
 PER_SERIES_STEP = 900
 """Bytes per pod or container series per step: answers (two windows), their parse, the assembled tables."""
 PER_NODE_STEP = 20_000
@@ -37,9 +43,17 @@ class Sizing:
     containers: int
     nodes: int
     per_step: int  # bytes
+    fixed: int = BASE_BYTES  # bytes whatever the window
+
+    @classmethod
+    def of(cls, pods: int, containers: int, nodes: int) -> Sizing:
+        """The model's cost of this many series (the constants above)."""
+        series = pods + containers
+        per_step = PER_SERIES_STEP * series + PER_NODE_STEP * nodes
+        return cls(pods, containers, nodes, per_step, BASE_BYTES + PER_SERIES * series)
 
     def bytes_for(self, window: float, step: float) -> int:
-        return BASE_BYTES + int(max(1, round(window / step))) * self.per_step
+        return self.fixed + int(max(1, round(window / step))) * self.per_step
 
     def what(self) -> str:
         return f"{self.pods:,} pods, {self.containers:,} containers on {self.nodes} nodes"
@@ -81,7 +95,7 @@ def measure(client: PrometheusClient, conv: Conventions, nodes: int, start: floa
         most(f"container_memory_working_set_bytes{conv.matchers(k, *_POD_CGROUPS)}"),
         most(f"kube_pod_info{conv.matchers(conv.ksm_node)}"),
     )
-    return Sizing(pods, containers, nodes, PER_SERIES_STEP * (pods + containers) + PER_NODE_STEP * nodes)
+    return Sizing.of(pods, containers, nodes)
 
 
 _CONTAINERS = ('container!=""', 'container!="POD"', 'pod!=""')
@@ -93,7 +107,7 @@ def choose_window(sizing: Sizing, step: float, budget: int, asked: float | None,
     that fits; never more than the range (``span``, seconds) holds."""
     if asked is not None:
         asked = min(asked, span)
-    room = budget - BASE_BYTES
+    room = budget - sizing.fixed
     fits_steps = room // sizing.per_step if room > 0 else 0
     if fits_steps < 1:
         raise InputError(

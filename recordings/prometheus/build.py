@@ -57,6 +57,7 @@ class PrometheusImport:
     lookback: str | None = None
     window: float | None = None  # None: the largest that fits memory_budget (budget.choose_window)
     memory_budget: int = DEFAULT_BUDGET
+    counted: Mapping[str, int] = field(default_factory=dict)  # series counted to size the window
     configz: Mapping[str | None, Mapping[str, Any]] = field(default_factory=dict)  # node (None: all) → body
     events: Sequence[Mapping[str, Any]] = ()
     priority_classes: Mapping[str, int] = field(default_factory=dict)
@@ -104,7 +105,8 @@ def import_prometheus(spec: PrometheusImport, out: Path, *, progress: Progress |
             notes.add(note)
         sizing = measure(client, spec.conventions, len(nodes), spec.start, spec.end, spec.step)
         window = choose_window(sizing, spec.step, spec.memory_budget, spec.window, spec.end - spec.start + spec.step)
-        spec = dataclasses.replace(spec, window=window)
+        counted = {"pods": sizing.pods, "containers": sizing.containers}
+        spec = dataclasses.replace(spec, window=window, counted=counted)
         report("probing", 1, 1)
         with _leave_nothing(out):
             writer = RecordingWriter(out, Manifest(source="prometheus", options=_options(spec, nodes)))
@@ -159,6 +161,7 @@ def _options(spec: PrometheusImport, nodes: list[str]) -> dict[str, Any]:
         "lookback": spec.lookback,
         "window": f"{spec.window:g}s" if spec.window else None,
         "memory_budget": spec.memory_budget,
+        "series_counted": dict(spec.counted),
         "labels": {
             "kubelet_node": conv.kubelet_node,
             "node_exporter_node": conv.node_exporter_node,

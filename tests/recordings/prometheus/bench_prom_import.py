@@ -167,6 +167,12 @@ def main() -> int:
     ap.add_argument("--pods", type=int, default=10)
     ap.add_argument("-d", "--dir", type=Path, default=Path("/tmp/prom-bench"))
     ap.add_argument("--keep", action="store_true", help="reuse the blocks already in DIR/data")
+    ap.add_argument(
+        "--chunk-minutes",
+        type=int,
+        default=120,
+        help="backfill this much at a time (promtool holds a chunk in memory: 100 nodes × 1 h took > 8 GB)",
+    )
     ap.add_argument("--minutes", type=int, help="import only the first MINUTES of the generated range")
     ap.add_argument("import_args", nargs="*", help="more import flags (after --), e.g. -- --window 30m")
     args = ap.parse_args()
@@ -175,9 +181,10 @@ def main() -> int:
         shutil.rmtree(args.dir, ignore_errors=True)
         args.dir.mkdir(parents=True)
         started, total = time.monotonic(), 0
-        for chunk in range(0, args.hours, 2):
+        per = args.chunk_minutes * 6  # ticks of 10 s
+        for lo in range(0, args.hours * 360, per):
             path = args.dir / "chunk.om"
-            total += write_chunk(path, chunk * 360, min(args.hours, chunk + 2) * 360, args.nodes, args.pods)
+            total += write_chunk(path, lo, min(args.hours * 360, lo + per), args.nodes, args.pods)
             backfill(path, data)
             path.unlink()
         print(f"generated and backfilled {total:,} samples in {time.monotonic() - started:.0f}s")

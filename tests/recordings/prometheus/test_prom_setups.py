@@ -5,6 +5,7 @@ scenario's own evictions or refuses in one line naming the flag that fixes it.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ import pytest
 from prom_support import MISSING, PROMETHEUS, PROMTOOL, Variant, backfill, openmetrics_from_recording, prometheus
 
 from kube.errors import InputError
-from recordings.prometheus.budget import BASE_BYTES, Sizing, choose_window
+from recordings.prometheus.budget import Sizing, choose_window
 from recordings.prometheus.timeargs import parse_time_arg
 from recordings.reader import open_recording
 from recordings.scenarios import load_bundled
@@ -278,17 +279,17 @@ def test_a_nan_sample_at_an_eviction_tick_is_noted(setups: Setups, tmp_path: Pat
 
 # -- 6. memory budget -------------------------------------------------------------------------------
 def test_the_window_is_the_largest_that_fits_the_budget() -> None:
-    day = Sizing(pods=11_000, containers=22_000, nodes=100, per_step=900 * 33_000 + 20_000 * 100)
+    day = Sizing.of(pods=11_000, containers=22_000, nodes=100)
     window = choose_window(day, 10.0, 2**30, None, 86400.0)
     assert 60.0 <= window < 600.0 and window % 10.0 == 0
     assert day.bytes_for(window, 10.0) <= 2**30 < day.bytes_for(window + 10.0, 10.0)
-    small = Sizing(pods=100, containers=200, nodes=2, per_step=900 * 300 + 40_000)
+    small = Sizing.of(pods=100, containers=200, nodes=2)
     assert choose_window(small, 10.0, 2**30, None, 86400.0) == 7200.0  # capped: larger only saves requests
     assert choose_window(small, 10.0, 2**30, 3600.0, 86400.0) == 3600.0
 
 
 def test_a_window_past_the_budget_is_refused_with_the_largest_that_fits() -> None:
-    day = Sizing(pods=11_000, containers=22_000, nodes=100, per_step=900 * 33_000 + 20_000 * 100)
+    day = Sizing.of(pods=11_000, containers=22_000, nodes=100)
     with pytest.raises(InputError, match=r"--window.*11,000 pods.*use --window \d+m\d*s? or less") as err:
         choose_window(day, 10.0, 2**30, 3600.0, 86400.0)
     assert "GiB" in str(err.value)
@@ -299,7 +300,12 @@ def test_a_window_past_the_budget_is_refused_with_the_largest_that_fits() -> Non
 @needs_server
 def test_a_tight_budget_imports_in_small_windows_with_the_same_answer(setups: Setups, tmp_path: Path) -> None:
     out = tmp_path / "imp"
-    tight = str(BASE_BYTES + 150_000)  # a couple of steps of this small cluster
+    done = _import(setups, out, "plain")
+    assert done.returncode == 0, done.stderr
+    counted = orjson.loads((out / "manifest.json").read_bytes())["options"]["series_counted"]
+    sizing = Sizing.of(counted["pods"], counted["containers"], 2)
+    tight = str(sizing.bytes_for(20.0, 10.0))  # two steps of this small cluster
+    shutil.rmtree(out)
     done = _import(setups, out, "plain", "--memory-budget", tight, "--window", "10m")
     _one_line(done, out, "--window", "past the", "use --window")
     done = _import(setups, out, "plain", "--memory-budget", tight)
