@@ -24,15 +24,15 @@ from kube.signals import PRESSURE_CONDITIONS
 from live.forecast import SignalHistory, seconds_to
 from live.model import Forecast, LiveEvent, NextToGo, NodeNow
 from live.tail import Frame, JournalTail, recorded_frames
-from recordings.kernel import NODE_READY, SYSTEM_OOM, row_key
+from live.truth import GroundTruth, Said
 from recordings.pod_timeline import PodVersion, index_pods_by_node
-from recordings.reader import ADMISSION_REJECTION_PREFIX, Recording, open_recording
+from recordings.reader import Recording, open_recording
 from recordings.schema import SERIES
 from replay.fast.loop import to_datetime, to_us
-from replay.incremental import Decided, NodeStepper, StorageLimitsCache, first_to_go, resume_nodes, step_nodes
+from replay.incremental import Decided, NodeStepper, first_to_go
+from replay.incremental_nodes import StorageLimitsCache, resume_nodes, step_nodes
 from replay.kubelet.thresholds import Threshold
 from replay.settings import SettingsRequest
-from replay.textdiff import inline_diff
 
 __all__ = ["HISTORY_TICKS", "NEXT_TO_GO_EVERY", "LiveEngine"]
 
@@ -60,10 +60,8 @@ class _NodeLive:
         self.next_key: tuple[str, str] | None = None
         self.next_tick = -1
         self.warned: set[tuple[str, str, int]] = set()
-        self.predicted: dict[str, tuple[int, str, int]] = {}
-        """Pod UID → (time µs, message, tick) of the eviction this engine decided."""
-        self.next_message: dict[str, str] = {}
-        """Pod UID → the message it would get, when it last sat first (to flag a kill or an eviction)."""
+        self.said = Said()
+        """What the engine said about its pods (to flag a real eviction or kill)."""
         self.stale = False
         self.phase = zlib.crc32(name.encode()) % NEXT_TO_GO_EVERY
 
@@ -82,9 +80,7 @@ class LiveEngine:
         self._configz: dict[str, dict[str, Any] | None] = {}
         self._pod_node: dict[str, str] = {}
         self._seq = 0
-        self._seen_evictions: set[str] = set()
-        self._seen_kernel: set[tuple[Any, ...]] = set()
-        self._oom_counts: dict[Any, int] = {}
+        self._truth = GroundTruth()
         self._last_tick_time: int | None = None
         self.last_tick: int | None = None
         self.notes: list[str] = []
@@ -140,7 +136,7 @@ class LiveEngine:
             for name, stepper in resume_nodes(rec, self.request, until, pods).items():
                 self._node(name).stepper = stepper
             self.resumed = sorted(until)
-            self._ground_truth(loose, quiet=True)
+            self._ground_truth(loose)
             self.last_tick = cut
             after = recorded_frames(rec, after_tick=cut, chunk=POLL_BATCH)
             next(after, None)  # its tickless frame: the objects just read
@@ -166,7 +162,7 @@ class LiveEngine:
         ticks = [f for f in frames if f.tick is not None]
         events = self._ticks(ticks) if ticks else []
         for frame in frames:
-            events.extend(self._ground_truth(frame, quiet=quiet))
+            events.extend(self._ground_truth(frame))
         if ticks:
             self.last_tick = ticks[-1].tick
             self._last_tick_time = ticks[-1].time
@@ -365,7 +361,7 @@ class LiveEngine:
         live.warned = warned_now
         for eviction in d.evictions:
             pod = eviction.pod
-            live.predicted[pod.uid] = (now_us, eviction.message, d.tick)
+            live.said.predicted[pod.uid] = (now_us, eviction.message, d.tick)
             events.append(
                 LiveEvent(
                     "predicted-eviction",
@@ -398,7 +394,7 @@ class LiveEngine:
         reason = f"first in the kubelet's ranking for {target.signal}"
         if found.skipped_critical:
             reason += f" (critical pods ahead of it skipped: {', '.join(found.skipped_critical)})"
-        live.next_message[pod.uid] = found.message
+        live.said.next_message[pod.uid] = found.message
         return NextToGo(
             live.name,
             pod.namespace,
@@ -410,100 +406,9 @@ class LiveEngine:
             f"the kubelet's ranking on the usage at tick {found.tick}, were {target.describe()} reclaimed now ({why})",
         )
 
-    # -- ground truth -------------------------------------------------------------------------------
-    def _ground_truth(self, frame: Frame, *, quiet: bool) -> list[LiveEvent]:
-        events = self._evictions(frame.rows("evictions"))
-        events.extend(self._kernel(frame.rows("kernel_events")))
-        return [] if quiet else events
-
-    def _evictions(self, rows: Iterable[dict[str, Any]]) -> list[LiveEvent]:
-        events = []
-        for row in rows:
-            message = row.get("message") or ""
-            if message.startswith(ADMISSION_REJECTION_PREFIX):
-                continue
-            key = row.get("uid") or f"{row.get('namespace')}/{row.get('name')}"
-            if key in self._seen_evictions:
-                continue
-            self._seen_evictions.add(key)
-            node = row.get("node") or self._pod_node.get(key) or ""
-            at = int(row.get("time") or row["observed"])
-            details = {
-                "namespace": row.get("namespace"),
-                "pod": row.get("name"),
-                "uid": row.get("uid"),
-                "message": message,
-                "source": row.get("source"),
-                **self._against_prediction(node, row.get("uid"), message, at),
-            }
-            events.append(LiveEvent("real-eviction", node, at, details))
-        return events
-
-    def _kernel(self, rows: Iterable[dict[str, Any]]) -> list[LiveEvent]:
-        events = []
-        for row in rows:
-            if row["kind"] == NODE_READY:
-                continue
-            key = row_key(row)
-            if key in self._seen_kernel:
-                continue
-            self._seen_kernel.add(key)
-            kills = 1
-            if row["kind"] == SYSTEM_OOM:  # recordings.reader.Recording.kernel_events: an Event's count grows
-                event = row["uid"] or row["message"]
-                before = self._oom_counts.get(event, 0)
-                count = row["count"] or 1
-                if count <= before:
-                    continue
-                self._oom_counts[event] = count
-                kills = count - before if before else count
-            node = row.get("node") or ""
-            at = int(row.get("time") or row["observed"])
-            details: dict[str, object] = {
-                "kind": row["kind"],
-                "reason": row.get("reason"),
-                "message": row.get("message"),
-            }
-            details["kills"] = kills
-            if row["kind"] == SYSTEM_OOM:  # the kubelet's Event names a process, not a pod
-                details.update(namespace=None, pod=None, uid=None, container=None)
-                details.update(victim=row.get("victim"), pid=row.get("pid"))
-            else:
-                details.update(
-                    namespace=row.get("namespace"),
-                    pod=row.get("name"),
-                    uid=row.get("uid"),
-                    container=row.get("container"),
-                )
-                details.update(self._against_prediction(node, row.get("uid"), None, at))
-            events.append(LiveEvent("kernel-kill", node, at, details))
-        return events
-
-    def _against_prediction(self, node: str, uid: str | None, message: str | None, at: int) -> dict[str, object]:
-        """How a real eviction or kill compares with what this engine said: its own eviction of the pod, else the
-        message the pod would have got when it last sat first; the exact difference (``[-predicted-]{+real+}``)."""
-        live = self._nodes.get(node)
-        if live is None or not uid:
-            return {"predicted": False}
-        out: dict[str, object]
-        if uid in live.predicted:
-            when, predicted, tick = live.predicted[uid]
-            out = {
-                "predicted": True,
-                "predicted_time_us": when,
-                "predicted_tick": tick,
-                "lead_seconds": (at - when) / 1e6,
-            }
-        elif uid in live.next_message:
-            predicted = live.next_message[uid]
-            out = {"predicted": False, "was_next_to_go": True}
-        else:
-            return {"predicted": False}
-        out["predicted_message"] = predicted
-        if message is not None:
-            out["message_matches"] = predicted == message
-            out["message_diff"] = "" if predicted == message else inline_diff(predicted, message)
-        return out
+    def _ground_truth(self, frame: Frame) -> list[LiveEvent]:
+        said = {name: n.said for name, n in self._nodes.items()}
+        return self._truth.events(frame, said, self._pod_node)
 
 
 def _ntg(n: NextToGo) -> dict[str, object]:
