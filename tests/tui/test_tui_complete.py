@@ -4,6 +4,7 @@ the kernel kill opened like an eviction, what-if results in view and named one w
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -208,11 +209,15 @@ async def test_pod_view_scales_to_the_usage_and_z_shows_the_limit(sample_cache: 
         await until(pilot, lambda: (s := showing(app, PodScreen)) is not None and s.series is not None, "the pod")
         pod = app.screen
         assert isinstance(pod, PodScreen)
-        assert not pod.whole
+        assert not pod.whole and pod.series is not None
+        # a limit far above the usage: the axis stays on the usage, the limit an arrow at the top edge
+        pod.series = dataclasses.replace(pod.series, memory_limit=64 << 30)
+        pod.draw()
+        assert "limit 64Gi above (z: show)" in _plain(app, "#pod-legend")
         await pilot.press("z")
-        await until(pilot, lambda: pod.whole, "z: the whole range")
+        await until(pilot, lambda: pod.whole and "── limit" in _plain(app, "#pod-legend"), "z: up to the limit")
         await pilot.press("z")
-        await until(pilot, lambda: not pod.whole, "z again: the usage")
+        await until(pilot, lambda: not pod.whole and "above (z: show)" in _plain(app, "#pod-legend"), "z: the usage")
 
 
 async def test_the_timeline_header_names_ticks_as_the_cursor_does(sample_cache: Path, tmp_path: Path) -> None:
