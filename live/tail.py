@@ -116,7 +116,7 @@ class JournalTail:
                 out.extend(self._read_open(fd, seq, limit - len(out)))
             finally:
                 os.close(fd)
-            if self.torn or len(out) >= limit:
+            if len(out) >= limit:
                 return out
             if any(s > seq for s, _p in fmt.list_segments(self.root)):
                 # closed: the writer opens the next segment after its last frame here, so what was appended
@@ -129,6 +129,9 @@ class JournalTail:
                     out.extend(self._read_open(fd, seq, 1 << 30))
                 finally:
                     os.close(fd)
+                if self.torn:  # a writer that stopped mid-frame and went on in a new segment
+                    self.notes.append(f"torn journal tail ignored: {path.name} ends in {self.torn} bytes")
+                    self.torn = 0
                 self.position = TailPosition(seq + 1)
                 continue
             return out

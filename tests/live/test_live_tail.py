@@ -72,3 +72,13 @@ def test_a_segment_gone_with_no_part_left_is_said_and_skipped(tmp_path: Path) ->
     _segment(root, 3).write_bytes(encode_frame(_payload(5)))
     assert [f.tick for f in tail.read()] == [5]
     assert any("went before it was read" in n for n in tail.notes)
+
+
+def test_a_torn_tail_left_behind_by_a_writer_that_went_on_in_a_new_segment_is_said_and_passed(tmp_path: Path) -> None:
+    root = _recording(tmp_path)
+    _segment(root, 1).write_bytes(encode_frame(_payload(0)) + encode_frame(_payload(1))[:9])
+    tail = JournalTail(root, after_tick=None, after_observed=None)
+    assert [f.tick for f in tail.read()] == [0]
+    _segment(root, 2).write_bytes(encode_frame(_payload(1)))
+    assert [f.tick for f in tail.read()] == [1]
+    assert any("torn journal tail ignored: j000001.log ends in 9 bytes" in n for n in tail.notes)
