@@ -67,9 +67,26 @@ class PodsInForce:
         if not version.deleted:
             self._first.setdefault(version.key, version)
 
+    def compact(self) -> list[PodVersion]:
+        """Forget the versions already applied, for a reader that never goes back in time (the live engine): the
+        ones in force stay, a version to come keeps its place, so ``at`` answers as before for any later time.
+        Returns the versions kept (in force, then to come)."""
+        applied = {id(v) for v in self._versions[: self._next]}
+        in_force = {id(v) for v in self._current.values()}
+        del self._versions[: self._next]
+        self._next = 0
+        for key, v in self._first.items():  # a first version applied keeps only its time (all that is read of it)
+            if id(v) in applied and id(v) not in in_force:
+                self._first[key] = _bodiless(v)
+        return [*self._current.values(), *self._versions]
+
     def first_version(self, key: str) -> PodVersion | None:
         """The earliest stored version of a pod (for one whose stats arrive before its object was observed)."""
         return self._first.get(key)
+
+
+def _bodiless(v: PodVersion) -> PodVersion:
+    return PodVersion(v.observed, v.key, v.seq, "", v.deleted)
 
 
 def index_pods_by_node(objects: pl.DataFrame) -> dict[str, list[PodVersion]]:

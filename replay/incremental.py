@@ -53,6 +53,8 @@ from replay.settings import NodeSettings, SettingsRequest, resolve_node
 __all__ = ["Decided", "FirstToGo", "NodeRows", "NodeStepper", "first_to_go", "tick_times_frame"]
 
 FAST, REFERENCE, NO_THRESHOLDS = "fast", "reference", "no thresholds"
+COMPACT_EVERY = 360
+"""Passes between two compactions of a node's pod versions (an hour at 10 s)."""
 
 
 class NodeRows:
@@ -131,6 +133,7 @@ class NodeStepper:
         self._rows: NodeRows | None = None
         self._window: SummaryWindow | None = None
         self._window_ticks: list[int] = []
+        self._passes = 0
         self._last_summary: Summary | None = None
 
     # -- construction ---------------------------------------------------------------------------
@@ -213,6 +216,11 @@ class NodeStepper:
             out.append(self._reference(rows, tick, tick_times[tick]))
         if out:
             self.last = out[-1]
+            self._passes += len(out)
+            if self._passes >= COMPACT_EVERY:  # a long watch: versions no longer in force go, with their parses
+                self._passes = 0
+                kept = {v.seq for v in self._pods.compact()}
+                self._parsed = {seq: pod for seq, pod in self._parsed.items() if seq in kept}
         return out
 
     def _begin(self, rows: NodeRows, tick: int, tick_time: int) -> None:

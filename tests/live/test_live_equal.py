@@ -149,3 +149,16 @@ def test_a_real_eviction_arrives_flagged_against_the_prediction(scenario_recs: d
     assert kill.details["was_next_to_go"] and "Container orders was using" in str(kill.details["predicted_message"])
     ntg = _engine.nodes()["worker-1"].next_to_go
     assert ntg is not None and "the kubelet's ranking on the usage at tick" in ntg.basis
+
+
+@pytest.mark.parametrize("name", ["qos-contest", "local-storage-limits", "disk-pressure", "k3d-operator-pod"])
+def test_forgetting_pod_versions_no_longer_in_force_changes_nothing(
+    name: str, scenario_recs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long watch compacts each node's pod versions (replay.incremental.COMPACT_EVERY passes); after every
+    pass here, and the decisions are still replay's."""
+    import replay.incremental
+
+    monkeypatch.setattr(replay.incremental, "COMPACT_EVERY", 1)
+    _engine, events = run_live(scenario_recs[name], tmp_path / "rec")
+    assert live_decisions(events) == replay_decisions(tmp_path / "rec")
