@@ -54,6 +54,7 @@ class EvictlensApp(App[int]):
     TITLE = "evictlens"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("f1", "help", "Help"),  # in a text field ? is a character: the footer shows f1 there instead
         Binding("ctrl+e", "export('csv')", "Export CSV"),
         Binding("ctrl+j", "export('json')", "Export JSON", show=False),
         Binding("w", "whatif", "What-if"),
