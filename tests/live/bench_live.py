@@ -119,8 +119,8 @@ def run(src: Path, dst: Path, first: int, count: int, interval: float) -> None:
             )
             time.sleep(3.0)
         due = time.time() + interval
+        commits[frame.tick] = time.time()  # the frame is appended first thing in commit (a fold may follow)
         writer.commit(tick)
-        commits[frame.tick] = time.time()
         time.sleep(max(0.0, due - time.time()))
     assert child is not None
     child.wait(timeout=3600)
@@ -149,15 +149,17 @@ def run(src: Path, dst: Path, first: int, count: int, interval: float) -> None:
     print(compare(dst, result["events"]))
 
 
-def equal(src: Path, ticks: int) -> None:
-    from bench_live_compare import compare_until
+def equal(src: Path, ticks: int, every: int) -> None:
+    from bench_live_compare import Replayed
 
     from live.engine import LiveEngine
     from live.tail import recorded_frames
     from recordings.reader import open_recording
 
     rec = open_recording(src)
-    engine = LiveEngine.__new__(LiveEngine)
+    t0 = time.time()
+    replayed = Replayed(src)
+    print(f"replay of the source: {time.time() - t0:.0f} s", flush=True)
     # an engine on an empty recording, then the source's frames one tick at a time (what the tail gives)
     empty = src.parent / (src.name + ".empty-for-live")
     if not empty.exists():
@@ -165,7 +167,7 @@ def equal(src: Path, ticks: int) -> None:
         from recordings.writer import RecordingWriter
 
         RecordingWriter(empty, fmt.Manifest(source="recorder")).finalize()
-    engine.__init__(empty)  # type: ignore[misc]
+    engine = LiveEngine(empty)
     events: list[dict[str, Any]] = []
     t0, c0 = time.time(), time.process_time()
     n = 0
@@ -175,10 +177,14 @@ def equal(src: Path, ticks: int) -> None:
         got = engine.feed([frame])
         events.extend({"kind": e.kind, "node": e.node, "time_us": e.time_us, **e.details} for e in got)
         n += frame.tick is not None
-        if n and n % 500 == 0:
-            print(f"{n} ticks, {time.time() - t0:.0f} s, cpu {time.process_time() - c0:.0f} s, rss {_rss_mb():.0f} MB")
+        if n and n % every == 0:
+            print(
+                f"{n} ticks, {time.time() - t0:.0f} s, cpu {time.process_time() - c0:.0f} s, rss {_rss_mb():.0f} MB: "
+                + replayed.compare(events, n),
+                flush=True,
+            )
     print(f"{n} ticks fed: wall {time.time() - t0:.0f} s, CPU {time.process_time() - c0:.0f} s, RSS {_rss_mb():.0f} MB")
-    print(compare_until(src, events, ticks))
+    print(replayed.compare(events, n))
 
 
 def main() -> None:
@@ -197,6 +203,7 @@ def main() -> None:
     q = sub.add_parser("equal")
     q.add_argument("src", type=Path)
     q.add_argument("--ticks", type=int, default=8640)
+    q.add_argument("--every", type=int, default=500, help="compare with replay every this many ticks")
     args = parser.parse_args()
     if args.cmd == "run":
         if args.out.exists():
@@ -205,7 +212,7 @@ def main() -> None:
     elif args.cmd == "engine":
         engine_main(args.dst, args.out, args.last)
     else:
-        equal(args.src, args.ticks)
+        equal(args.src, args.ticks, args.every)
 
 
 if __name__ == "__main__":
