@@ -267,6 +267,7 @@ class LiveApp(EvictlensApp):
     @on(SnapshotReady)
     def snapshot_ready(self, message: SnapshotReady) -> None:
         from tui.screens.eviction import EvictionScreen, RealEvictionScreen
+        from tui.screens.kill import KillScreen
         from tui.screens.timeline import TimelineScreen
 
         self.results = [message.view]
@@ -274,8 +275,13 @@ class LiveApp(EvictlensApp):
         event, view = message.event, message.view
         when = to_datetime(event.time_us)
         pod = event.details.get("pod")
-        if event.kind == "kernel-kill":
-            self.push_screen(TimelineScreen(event.node, "memory.available", when, after=True))
+        if event.kind == "kernel-kill":  # the kill's detail, as a kill row of a finished result opens
+            kills = view.result.kernel_kills
+            near = [i for i, k in enumerate(kills) if k.node == event.node and (pod is None or k.pod in (pod, None))]
+            if near:
+                self.push_screen(KillScreen(min(near, key=lambda i: abs((kills[i].time - when).total_seconds()))))
+            else:
+                self.push_screen(TimelineScreen(event.node, "memory.available", when, after=True))
             return
         if event.kind == "real-eviction":
             for i, m in enumerate(view.result.matches):

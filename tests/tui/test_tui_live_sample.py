@@ -8,10 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pilot_wait import showing, until
+from pilot_wait import kill_ready, showing, until
 
 from tui.live_app import LiveApp
 from tui.live_source import sample_source
+from tui.screens.kill import KillScreen
 from tui.screens.live_overview import LiveOverviewScreen
 from tui.screens.timeline import TimelineScreen
 from tui.widgets.record_table import RecordTable
@@ -59,17 +60,23 @@ async def test_a_warning_shows_before_the_kill_and_the_kill_row_after(sample_cac
             rows = _events(app)
             kill = next(r for r in rows if "orders-jvm" in r and "OOM KILL" in r)
             assert "warned" in kill and "before" in kill, rows
-            # the kill opens like any other: the node's timeline on memory, from a replay of the recording now
+            # the kill opens like any other kill: its detail, from a replay of the recording now; t its timeline
             table = app.screen.query_one("#live-events", RecordTable)
             table.focus()
             index = next(i for i, r in enumerate(_events(app)) if "orders-jvm" in r and "OOM KILL" in r)
             table.move_cursor(row=index)
             await pilot.press("enter")
+            await until(pilot, lambda: kill_ready(app), "the kill's detail")
+            kill_screen = showing(app, KillScreen)
+            assert kill_screen is not None and kill_screen.kill.node == "worker-1"
+            await pilot.press("t")
             await until(pilot, lambda: getattr(showing(app, TimelineScreen), "model", None) is not None, "its timeline")
             screen = app.screen
             assert isinstance(screen, TimelineScreen) and screen.model is not None
             assert screen.node == "worker-1" and screen.model.signal == "memory.available"
             assert screen.model.kills, "the replayed timeline marks the kill"
+            await pilot.press("escape")
+            await until(pilot, lambda: showing(app, KillScreen), "back to the kill")
             await pilot.press("escape")
             await until(pilot, lambda: showing(app, LiveOverviewScreen), "back to the live overview")
     finally:
