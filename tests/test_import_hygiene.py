@@ -146,7 +146,6 @@ def test_the_base_imports_nothing_but_itself() -> None:
     assert {f: n for f, n in offenders.items() if n} == {}
 
 
-
 def test_the_engine_never_imports_what_composes_it_with_the_recorder() -> None:
     """flight/ and live/ sit above recordings/ and replay/: neither of those imports them."""
     offenders = {
