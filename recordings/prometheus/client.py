@@ -27,6 +27,8 @@ import polars as pl
 
 from kube.errors import InputError
 
+MAX_BODY_BYTES = 256 << 20
+"""The largest answer one query may bring (a window sized by --memory-budget asks for far less)."""
 MAX_POINTS = 11_000
 """Prometheus' per-series limit on a range query's resolution (points = (end - start) / step + 1)."""
 
@@ -67,8 +69,12 @@ def make_series(labels: Mapping[str, str], pairs: Sequence[Sequence[Any]]) -> Se
 
 def _columns(labels: Sequence[Mapping[str, str]], pairs: Sequence[Sequence[Sequence[Any]]]) -> list[Series]:
     """Convert one response in bulk: two flat columns, then a zero-copy slice per series."""
-    times = pl.Series([p[0] for ps in pairs for p in ps], dtype=pl.Float64, strict=False)
-    values = pl.Series([p[1] for ps in pairs for p in ps], dtype=pl.String).cast(pl.Float64, strict=False)
+    times = pl.Series([p[0] for ps in pairs for p in ps], dtype=pl.Float64, strict=True)
+    raw = pl.Series([p[1] for ps in pairs for p in ps], dtype=pl.String, strict=True)
+    values = raw.cast(pl.Float64, strict=False)
+    if values.null_count() > raw.null_count():  # "abc" is no number, and must not vanish as a missing sample
+        bad = raw.filter(values.is_null() & raw.is_not_null()).head(1).to_list()
+        raise ValueError(f"sample value {bad[0]!r} is not a number")
     out, at = [], 0
     for lab, ps in zip(labels, pairs, strict=True):
         n = len(ps)
@@ -201,7 +207,7 @@ class PrometheusClient:
         while True:
             attempt += 1
             try:
-                resp = self._http.post(url, data={**self.options.params, **params}, extensions=self._extensions)
+                resp = self._post(url, {**self.options.params, **params}, query)
             except httpx2.TimeoutException:
                 problem = f"timed out after {self.options.timeout:g}s"
                 retry = True
@@ -247,6 +253,21 @@ class PrometheusClient:
                 raise PrometheusError(f"{problem}{tries}", source=_q(query))
             delay = self.options.backoff * (2 ** (attempt - 1))
             self._sleep(delay * (0.5 + random.random() / 2))
+
+    def _post(self, url: str, data: Mapping[str, str], query: str) -> httpx2.Response:
+        """The answer read up to :data:`MAX_BODY_BYTES`: a server (or a proxy in front of it) sending without end
+        must not take the import's memory with it (1.5 GB of body cost 3.4 GB)."""
+        with self._http.stream("POST", url, data=data, extensions=self._extensions) as resp:
+            body = bytearray()
+            for chunk in resp.iter_bytes():
+                body += chunk
+                if len(body) > MAX_BODY_BYTES:
+                    raise PrometheusError(
+                        f"the answer from {self.base} is larger than {MAX_BODY_BYTES >> 20} MiB",
+                        source=_q(query),
+                        hint="lower --window or --memory-budget (each query then asks for less)",
+                    )
+            return httpx2.Response(resp.status_code, headers=resp.headers, content=bytes(body), request=resp.request)
 
     def _tls_hint(self, exc: BaseException) -> str:
         """A plain-HTTP request to a TLS port: the server answers with a TLS alert (not HTTP) or hangs up."""
@@ -407,6 +428,14 @@ def _parse(data: Any, query: str) -> list[Series]:
         raise PrometheusError("response has no result list", source=_q(query))
     if kind not in ("matrix", "vector"):
         raise PrometheusError(f"unexpected result type {kind!r}", source=_q(query))
-    labels = [item.get("metric") or {} for item in result]
-    pairs = [item.get("values") or [] for item in result] if kind == "matrix" else [[i["value"]] for i in result]
-    return _columns(labels, pairs)
+    if not all(isinstance(item, dict) and isinstance(item.get("metric", {}), dict) for item in result):
+        raise PrometheusError("a result item is not an object with a metric (not the Prometheus API)", source=_q(query))
+    try:
+        labels = [item.get("metric") or {} for item in result]
+        pairs = [item.get("values") or [] for item in result] if kind == "matrix" else [[i["value"]] for i in result]
+        return _columns(labels, pairs)
+    except (KeyError, IndexError, TypeError, ValueError, pl.exceptions.PolarsError) as exc:
+        why = " ".join(str(exc).split())[:200]
+        raise PrometheusError(
+            f'a sample is not [time, "value"] as the Prometheus API writes it ({why})', source=_q(query)
+        ) from None

@@ -14,6 +14,14 @@ from typing import Any
 
 from kube.errors import InputError
 
+from ..documents import read_bounded
+
+MAX_CONCURRENCY = 64
+MAX_RETRIES = 20
+MAX_TICKS = 2_000_000
+"""Ticks an import may ask for: 30 days at 1 s is 2.6 million, 90 days at 10 s 0.8 million."""
+SECRET_FILE_BYTES = 1 << 20
+
 
 def add_prometheus_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group(
@@ -203,11 +211,23 @@ def run_prometheus_import(args: argparse.Namespace) -> int:
             name, value = (item.get("metadata") or {}).get("name"), item.get("value")
             if isinstance(name, str) and isinstance(value, int):
                 classes[name] = value
+    start, end = parse_time_arg(args.from_, "--from", now), parse_time_arg(args.to, "--to", now)
+    step = parse_duration_seconds(args.step, flag="--step")
+    if step < 1:
+        raise InputError(
+            f"{args.step} is under 1s: the kubelet's loop is 10 s and no scrape is finer than a second", source="--step"
+        )
+    if (end - start) / step > MAX_TICKS:
+        raise InputError(
+            f"{(end - start) / step:,.0f} ticks from --from to --to at this step, more than {MAX_TICKS:,}; "
+            "a longer --step or a shorter range",
+            source="--step",
+        )
     spec = PrometheusImport(
         client=_client_options(args, ClientOptions, parse_duration_seconds),
-        start=parse_time_arg(args.from_, "--from", now),
-        end=parse_time_arg(args.to, "--to", now),
-        step=parse_duration_seconds(args.step, flag="--step"),
+        start=start,
+        end=end,
+        step=step,
         conventions=conv,
         lookback=_lookback(args.lookback, parse_duration_seconds),
         window=parse_duration_seconds(args.window, flag="--window") if args.window else None,
@@ -252,8 +272,12 @@ def _lookback(text: str | None, parse: Any) -> str | None:
 
 def _client_options(args: argparse.Namespace, options: Any, parse: Any) -> Any:
     def read(path: str, flag: str) -> str:
-        try:
-            return Path(path).read_text().strip()
+        try:  # a token or password is a few KiB: a 2 GB (sparse) file is refused unread
+            return (
+                read_bounded(Path(path), f"{flag} {path}", SECRET_FILE_BYTES, "a token or password file")
+                .decode("utf-8", "replace")
+                .strip()
+            )
         except OSError as exc:
             raise InputError(f"cannot read ({exc.strerror})", source=f"{flag} {path}") from None
 
@@ -274,6 +298,12 @@ def _client_options(args: argparse.Namespace, options: Any, parse: Any) -> Any:
         if not (args.client_cert and args.client_key):
             raise InputError("give both --client-cert and --client-key", source="--client-cert")
         cert = (args.client_cert, args.client_key)
+    if not 1 <= args.concurrency <= MAX_CONCURRENCY:
+        raise InputError(
+            f"expected 1 to {MAX_CONCURRENCY} queries in flight, got {args.concurrency}", source="--concurrency"
+        )
+    if not 0 <= args.retries <= MAX_RETRIES:
+        raise InputError(f"expected 0 to {MAX_RETRIES} retries, got {args.retries}", source="--retries")
     return options(
         url=args.prometheus,
         bearer_token=read(args.bearer_token_file, "--bearer-token-file") if args.bearer_token_file else None,
