@@ -29,6 +29,7 @@ from kube.errors import InputError
 
 MAX_BODY_BYTES = 256 << 20
 """The largest answer one query may bring (a window sized by --memory-budget asks for far less)."""
+_ENCODING_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 MAX_POINTS = 11_000
 """Prometheus' per-series limit on a range query's resolution (points = (end - start) / step + 1)."""
 
@@ -267,7 +268,9 @@ class PrometheusClient:
                         source=_q(query),
                         hint="lower --window or --memory-budget (each query then asks for less)",
                     )
-            return httpx2.Response(resp.status_code, headers=resp.headers, content=bytes(body), request=resp.request)
+            # the body is decoded already (iter_bytes): the encoding headers no longer describe it
+            headers = [(k, v) for k, v in resp.headers.items() if k.lower() not in _ENCODING_HEADERS]
+            return httpx2.Response(resp.status_code, headers=headers, content=bytes(body), request=resp.request)
 
     def _tls_hint(self, exc: BaseException) -> str:
         """A plain-HTTP request to a TLS port: the server answers with a TLS alert (not HTTP) or hangs up."""
