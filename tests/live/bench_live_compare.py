@@ -59,3 +59,22 @@ def compare(rec_dir: Path, events: list[dict[str, Any]]) -> str:
 
 def compare_until(rec_dir: Path, events: list[dict[str, Any]], until: int) -> str:
     return _say(_replayed(rec_dir, until), _live(events))
+
+
+class Replayed:
+    """``replay`` on a recording once, compared with the live events so far at any tick."""
+
+    def __init__(self, rec_dir: Path) -> None:
+        (self.result,) = replay(open_recording(rec_dir), [SettingsRequest()], closed_loop=False, jobs=1)
+
+    def compare(self, events: list[dict[str, Any]], until: int) -> str:
+        r = self.result
+        evictions = sorted((e.node, e.uid, to_micros(e.time), e.message) for e in r.evictions if e.tick < until)
+        conditions = []
+        for row in r.conditions.iter_rows(named=True):
+            if row["from_tick"] >= until:
+                continue
+            closed = row["to"] is not None and row["to_tick"] < until
+            to = to_micros(row["to"]) if closed else None
+            conditions.append((row["node"], row["condition"], to_micros(row["from"]), to))
+        return _say((evictions, sorted(conditions)), _live(events)).replace("\n", "\n    ")
