@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from live.model import LiveEvent
 from replay.views import is_bytes, signal_key
 from tui.live_model import Point, to_datetime
-from tui.timeline_model import Band, Marker, PlotData, condition_of
+from tui.timeline_model import Band, Marker, PlotData, bucket_min, condition_of
 
 MARK_KINDS = {"predicted-eviction": "predicted", "real-eviction": "real", "kernel-kill": "kernel"}
 MIN_WINDOW = 8
@@ -118,11 +118,7 @@ class LiveTimeline:
         xs = list(range(lo, hi + 1, step))
 
         def reduce(values: list[int | None]) -> list[float | None]:
-            out: list[float | None] = []
-            for x in xs:
-                bucket = [v for v in values[x : min(x + step, hi + 1)] if v is not None]
-                out.append(float(min(bucket)) if bucket else None)
-            return out
+            return bucket_min(values, xs, step, hi)
 
         ys = reduce([p.signals.get(signal) for p in self.points])
         levels = max((len(in_force(p, signal)) for p in self.points), default=0)

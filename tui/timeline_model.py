@@ -8,6 +8,7 @@ minimum of each bucket (the lowest available is what crosses a threshold, so it 
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -24,6 +25,16 @@ def condition_of(signal: str) -> str:
     if signal.startswith(("memory", "allocatableMemory")):
         return "MemoryPressure"
     return "PIDPressure" if signal.startswith("pid") else "DiskPressure"
+
+
+def bucket_min(series: Sequence[int | None], xs: Sequence[int], step: int, hi: int) -> list[float | None]:
+    """The lowest value of each ``step``-wide bucket starting at ``xs`` (up to ``hi``): a plot narrower than its
+    passes keeps every dip the threshold would see, not an average that hides it."""
+    out: list[float | None] = []
+    for x in xs:
+        bucket = [v for v in series[x : min(x + step, hi + 1)] if v is not None]
+        out.append(float(min(bucket)) if bucket else None)
+    return out
 
 
 @dataclass(frozen=True)
@@ -270,11 +281,7 @@ class TimelineModel:
         xs = list(range(lo, hi + 1, step))
 
         def reduce(series: list[int | None]) -> list[float | None]:
-            out: list[float | None] = []
-            for x in xs:
-                bucket = [v for v in series[x : min(x + step, hi + 1)] if v is not None]
-                out.append(float(min(bucket)) if bucket else None)
-            return out
+            return bucket_min(series, xs, step, hi)
 
         thresholds = []
         for t in self.thresholds_of(signal):
