@@ -40,6 +40,11 @@ def _rss_mb() -> float:
     return 0.0
 
 
+def _ready(out: Path) -> Path:
+    """The file the engine process creates once it has opened the recording."""
+    return out.with_name(out.name + ".ready")
+
+
 # -- the engine side (child process) ----------------------------------------------------------------
 def engine_main(dst: Path, out: Path, final: int) -> None:
     from live.engine import LiveEngine
@@ -47,6 +52,7 @@ def engine_main(dst: Path, out: Path, final: int) -> None:
     t0, c0 = time.time(), time.process_time()
     engine = LiveEngine(dst)
     started = {"wall": time.time() - t0, "cpu": time.process_time() - c0, "rss_mb": _rss_mb()}
+    _ready(out).touch()  # the writer waits for this before its first timed tick
     decided: list[dict[str, Any]] = []
     events: list[dict[str, Any]] = []
     last = engine.last_tick
@@ -117,7 +123,9 @@ def run(src: Path, dst: Path, first: int, count: int, interval: float) -> None:
                 [sys.executable, __file__, "engine", str(dst), "--out", str(out), "--last", str(first + count - 1)],
                 cwd=ROOT,
             )
-            time.sleep(3.0)
+            until = time.time() + 600
+            while not _ready(out).exists() and child.poll() is None and time.time() < until:
+                time.sleep(0.05)  # polling the engine's ready file under a deadline
         due = time.time() + interval
         commits[frame.tick] = time.time()  # the frame is appended first thing in commit (a fold may follow)
         writer.commit(tick)
