@@ -98,7 +98,7 @@ class IncidentStore:
 
     def enforce(self, newest: Path | None = None) -> list[str]:
         """Drop the oldest incidents beyond the caps; returns the names dropped (each said in the log)."""
-        found = [(p, _size(p)) for p in self.published()]
+        found = [(p, fmt.dir_bytes(p)) for p in self.published()]
         found.sort(key=lambda ps: ps[0].name)  # names start with the incident's time
         dropped: list[str] = []
         count, total = len(found), sum(s for _, s in found)
@@ -121,14 +121,3 @@ class IncidentStore:
             dropped.append(path.name)
             self.log(f"incident {path.name} dropped: the oldest, over {why}")
         return dropped
-
-
-def _size(path: Path) -> int:
-    total = 0
-    for dirpath, _dirs, files in os.walk(path):
-        for f in files:
-            try:
-                total += os.lstat(os.path.join(dirpath, f)).st_size
-            except OSError:
-                continue
-    return total

@@ -186,6 +186,19 @@ def list_parts(root: Path) -> list[tuple[int, int, Path]]:
     return kept
 
 
+def dir_bytes(root: Path) -> int:
+    """Bytes the files under ``root`` take (their lengths). A live writer renames and removes files
+    while this walks (folds, retention, ``*.tmp`` work files): what vanished meanwhile is not counted."""
+    total = 0
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            try:
+                total += os.stat(os.path.join(dirpath, name)).st_size
+            except OSError:
+                continue
+    return total
+
+
 def is_out_of_space(exc: BaseException) -> bool:
     """ENOSPC, EFBIG (RLIMIT_FSIZE) or EDQUOT, also when polars wraps the OS error in its own."""
     if isinstance(exc, OSError):

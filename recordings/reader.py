@@ -493,7 +493,7 @@ class Recording:
         return counts
 
     def size_bytes(self) -> int:
-        return sum(f.stat().st_size for f in self.root.rglob("*") if f.is_file())
+        return fmt.dir_bytes(self.root)
 
 
 def open_recording(path: str | Path, *, skip_bad: bool = False) -> Recording:

@@ -118,22 +118,10 @@ def disk_limit() -> int | None:
     return int(value) if value else None
 
 
-def dir_bytes(root: Path) -> int:
-    """Bytes the files under ``root`` take (sizes; a sparse file counts its length)."""
-    total = 0
-    for dirpath, _dirs, files in os.walk(root):
-        for name in files:
-            try:
-                total += os.stat(os.path.join(dirpath, name)).st_size
-            except OSError:
-                continue
-    return total
-
-
 def check_space(root: Path, adding: int = 0) -> None:
     """The test seam: ENOSPC when the directory would grow past ``EVICTLENS_TEST_DISK_BYTES``."""
     limit = disk_limit()
-    if limit is not None and dir_bytes(root) + adding > limit:
+    if limit is not None and fmt.dir_bytes(root) + adding > limit:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(root))
 
 

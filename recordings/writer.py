@@ -192,7 +192,7 @@ class RecordingWriter:
                 ) from None
             raise
         self._created = created  # what discard() removes if no tick gets written
-        self.bytes_on_disk = ret.dir_bytes(root)
+        self.bytes_on_disk = fmt.dir_bytes(root)
         if self._first_unfolded is None:
             self._first_unfolded = self._segment
 
@@ -543,7 +543,7 @@ class RecordingWriter:
             except OSError as exc:
                 if not (fmt.is_out_of_space(exc) and self.make_room()):
                     raise
-        self.bytes_on_disk = ret.dir_bytes(self.root)
+        self.bytes_on_disk = fmt.dir_bytes(self.root)
 
     def publish_part(self, tables: Mapping[str, pl.DataFrame]) -> None:
         """Write whole tables built as frames (bulk imports, benchmark generators) as one part.
@@ -690,10 +690,10 @@ class RecordingWriter:
             if path != final:
                 ret.remove_part(path)
                 self._spans.pop(path.name, None)
-        self._base_bytes = ret.dir_bytes(final)
+        self._base_bytes = fmt.dir_bytes(final)
         self.parts_dropped += sum(1 for first, _l, _p in drop if not ret.is_base(first))
         self._update_window()
-        self.bytes_on_disk = ret.dir_bytes(self.root)
+        self.bytes_on_disk = fmt.dir_bytes(self.root)
 
     def _publish(
         self,

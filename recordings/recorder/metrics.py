@@ -25,7 +25,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from .status import dir_bytes
+from .. import format as fmt
 
 PREFIX = "evictlens_recorder"
 FAILURE_REASONS = (
@@ -88,7 +88,7 @@ class _Scraped(Collector):
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         yield GaugeMetricFamily(
-            f"{PREFIX}_disk_bytes", "Bytes the recording directory takes on disk.", value=dir_bytes(self.root)
+            f"{PREFIX}_disk_bytes", "Bytes the recording directory takes on disk.", value=fmt.dir_bytes(self.root)
         )
         w = self.window()
         if w is None or w.first is None or w.last is None:

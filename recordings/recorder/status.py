@@ -6,8 +6,6 @@ much disk is it eating" at a glance, and the final summary gives the figures for
 
 from __future__ import annotations
 
-import contextlib
-import os
 import resource
 import sys
 import time
@@ -18,6 +16,8 @@ from typing import TextIO
 from rich.console import Console
 from rich.live import Live
 from rich.text import Text
+
+from .. import format as fmt
 
 
 @dataclass
@@ -36,15 +36,6 @@ class Counters:
 def _cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
-
-
-def dir_bytes(root: Path) -> int:
-    total = 0
-    for dirpath, _dirs, files in os.walk(root):
-        for name in files:
-            with contextlib.suppress(OSError):
-                total += os.stat(os.path.join(dirpath, name)).st_size
-    return total
 
 
 def human(n: float) -> str:
@@ -74,7 +65,7 @@ class StatusLine:
     def text(self) -> str:
         c = self.counters
         elapsed = time.monotonic() - c.started
-        size = dir_bytes(self.root)
+        size = fmt.dir_bytes(self.root)
         rate = size / elapsed if elapsed > 0 else 0.0
         hms = time.strftime("%H:%M:%S", time.gmtime(elapsed))
         pods = f"  pods missed {c.pods_missed} (failed fetches {c.pods_failed})" if self.pods else ""

@@ -88,7 +88,7 @@ def test_whole_parts_leave_the_window_and_the_objects_in_force_stay(tmp_path: Pa
     assert rec.configz("node-a", first) == CONFIGZ
     assert w.window_first == first and w.window_last == T0 + 29 * STEP
     assert w.parts_dropped > 0 and w.window_shrinks == 0
-    assert w.bytes_on_disk == ret.dir_bytes(root)
+    assert w.bytes_on_disk == fmt.dir_bytes(root)
     assert (root / "parts" / ret.RESERVE).stat().st_size >= ret.RESERVE_MIN_BYTES
     assert orjson.loads((root / fmt.MANIFEST).read_bytes())["start_time"].startswith("2024-05-20")
     w.finalize()
@@ -133,7 +133,7 @@ def test_a_full_disk_drops_the_oldest_part_first_and_keeps_recording(
     assert w.window_shrinks > 0 and said
     assert said[0].startswith("disk full: dropped the oldest part (p0000")
     assert "the window now starts at 2024-05-20T" in said[0] and "--retain 3600 s" in said[0]
-    assert ret.dir_bytes(root) <= limit
+    assert fmt.dir_bytes(root) <= limit
     rec = Recording(root)
     ticks = _tick_numbers(rec)
     assert ticks[-1] == 79 and ticks == list(range(ticks[0], 80)) and ticks[0] > 0

@@ -251,7 +251,7 @@ def test_a_full_disk_shrinks_the_window_says_so_and_keeps_recording(server: Fake
     rec = open_recording(out)
     ticks = _check_whole(rec)
     assert ticks[0] > 0
-    assert ret.dir_bytes(out) <= limit
+    assert fmt.dir_bytes(out) <= limit
     first = rec.ticks("node-000")[0].time
     assert len(rec.pods_at("node-000", first)) == 4
 

@@ -180,3 +180,28 @@ def test_a_lock_left_by_a_sigkilled_writer_is_not_live_and_is_taken_over(tmp_pat
     w = RecordingWriter(root, Manifest(source="test"), append=True)
     assert w.last_tick == 0 and fmt.live_writer(root) == os.getpid()
     w.close()
+
+
+def test_the_size_of_a_live_directory_skips_files_its_writer_removes_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``info`` sizes the live directory itself, while the writer renames ``NAME.tmp`` parts into place
+    (CI once saw ``info`` die with FileNotFoundError on ``parts/p000004-000004.tmp``)."""
+    root = tmp_path / "rec"
+    w = RecordingWriter(root, Manifest(source="test"))
+    w.fold_every = 3
+    _ticks(w, 0, 4)
+    rec = open_recording(root)
+    whole = rec.size_bytes()
+    gone = next(p for p in (root / fmt.PARTS_DIR).rglob("*") if p.is_file())
+    real_stat = os.stat
+
+    def stat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        if Path(path) == gone:
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+        return real_stat(path, *args, **kwargs)
+
+    size = gone.stat().st_size
+    monkeypatch.setattr(os, "stat", stat)
+    assert rec.size_bytes() == whole - size
+    w.close()

@@ -28,8 +28,8 @@ import polars as pl  # noqa: E402
 from rec_support import FakeServer, StderrLines, start_record  # noqa: E402
 
 from kube.duration import parse_duration_seconds  # noqa: E402
+from recordings.format import dir_bytes  # noqa: E402
 from recordings.reader import Recording, to_micros  # noqa: E402
-from recordings.retention import dir_bytes  # noqa: E402
 from recordings.snapshot import live_snapshot  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
