@@ -11,6 +11,10 @@ their commands through :func:`run_command`, so every command ends the same way:
   :data:`~kube.errors.EXIT_STATUS_HELP` says it for ``--help``);
 * an unexpected exception prints one line and "run with --debug for the traceback"; ``--debug``
   (or ``EVICTLENS_DEBUG=1``) prints the traceback;
+* SIGTERM and SIGHUP (``kill``, a closed terminal) unwind the command as Ctrl-C does, so its
+  temporary files and half-written outputs are removed (the default action would leave them), and
+  end it with 128 + the signal, silently; a command with its own handlers (``record``, ``watch``,
+  ``tui --live``) replaces these;
 * a reader that goes away (``evictlens info REC | head``) ends the command quietly, as ``kubectl``
   does (a Go program dies of SIGPIPE: exit status 141, nothing on stderr), including the flush of
   stdout at interpreter exit.
@@ -27,7 +31,8 @@ import os
 import select
 import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from typing import NoReturn, TypeAlias
 
 from kube.errors import EXIT_BAD_INPUT, EXIT_FINDING, EvictlensError, printable
@@ -59,8 +64,46 @@ def add_debug_argument(parser: argparse.ArgumentParser, *, subcommand: bool = Fa
     )
 
 
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: unwind (``finally`` blocks and ``atexit`` run), then exit 128 + signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, _frame: object) -> None:
+    signal.signal(signum, signal.SIG_DFL)  # a second one while unwinding ends the process at once
+    raise _Terminated(signum)
+
+
+@contextlib.contextmanager
+def _unwind_on_termination() -> Iterator[None]:
+    """Install :func:`_terminate` where the default action stands; put back what was there after."""
+    installed: list[signal.Signals] = []
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(sig) is signal.SIG_DFL:
+                signal.signal(sig, _terminate)
+                installed.append(sig)
+    try:
+        yield
+    finally:
+        for sig in installed:
+            if signal.getsignal(sig) is _terminate:
+                signal.signal(sig, signal.SIG_DFL)
+
+
 def run_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
     """Parse ``argv`` and run ``args.func(args)``; every way it can end becomes an exit status."""
+    try:
+        with _unwind_on_termination():
+            return _run(parser, argv)
+    except _Terminated as stop:  # arrived between the command's end and the handlers' removal
+        return 128 + stop.signum
+
+
+def _run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
     args: argparse.Namespace | None = None
     try:
         args = parser.parse_args(argv)
@@ -79,6 +122,8 @@ def run_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> 
     except KeyboardInterrupt:
         _say(parser, args, "interrupted")
         return EXIT_INTERRUPTED
+    except _Terminated as stop:
+        return 128 + stop.signum
     except Exception:  # the CLI edge: a bug is one line unless --debug asks for the traceback
         return _unexpected(parser, args)
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from rec_support import REPO, child_env, run_cli
 
 from recordings.cli_edge import EXIT_BROKEN_PIPE
@@ -51,3 +53,42 @@ def test_info_into_a_closed_pipe_exits_quietly(tmp_path: Path) -> None:
     err = proc.stderr.read()
     assert proc.wait(timeout=60) == EXIT_BROKEN_PIPE
     assert err == b""
+
+
+_WAITS_FOR_SIGTERM = """
+import argparse, sys, tempfile
+from recordings.cli_edge import run_command
+
+def func(args: argparse.Namespace) -> int:
+    spool = tempfile.TemporaryDirectory(prefix="evictlens-frames-")  # as the engine keeps one: no context
+    print(spool.name, flush=True)
+    sys.stdin.read()  # until the test signals
+    return 0
+
+parser = argparse.ArgumentParser()
+parser.set_defaults(func=func)
+sys.exit(run_command(parser, []))
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_command_killed_by_sigterm_or_sighup_removes_its_temporary_files_and_exits_quietly(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    """The default action of SIGTERM left ``evictlens-frames-*`` spools in /tmp (a killed replay or TUI)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _WAITS_FOR_SIGTERM],
+        cwd=REPO,
+        env={**child_env(), "TMPDIR": str(tmp_path)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    spool = Path(proc.stdout.readline().decode().strip())
+    assert spool.is_dir() and spool.parent == tmp_path
+    proc.send_signal(sig)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig
+    assert err == b""
+    assert not spool.exists()
