@@ -568,14 +568,16 @@ class RecordingWriter:
             self.manifest.end_time = _iso(end)
             self.write_manifest()
 
-    def compact(self) -> None:
+    def compact(self, since: int | None = None) -> None:
         """Merge all parts into one sorted part (better compression), streaming: see :func:`merge_table`.
+        With ``since`` (a segment number) only the parts from that segment on (a bulk import rolls its
+        window parts up hour by hour, so the final merge reads a few parts, not thousands).
 
         Skipped when the disk lacks room for a second copy of the parts (the rewrite needs it
         until the old parts are deleted): the recording is then left as several sorted parts,
         which every reader reads.
         """
-        parts = fmt.list_parts(self.root)
+        parts = [p for p in fmt.list_parts(self.root) if since is None or p[0] >= since]
         if len(parts) < 2 or self.retain_micros is not None:  # a rolling window drops whole parts: keep them
             return
         size = sum(f.stat().st_size for _, _, p in parts for f in p.iterdir())
@@ -752,11 +754,13 @@ class RecordingWriter:
     def write_manifest(self) -> None:
         fmt.write_atomic(self.root / fmt.MANIFEST, self.manifest.to_json())
 
-    def finalize(self, counts: dict[str, int] | None = None) -> None:
-        """Fold, compact and mark the manifest finished; the recording is then immutable."""
+    def finalize(self, counts: dict[str, int] | None = None, *, compact: bool = True) -> None:
+        """Fold, compact and mark the manifest finished; the recording is then immutable. Without
+        ``compact`` the parts stay as they are (a bulk import that rolled them up hour by hour)."""
         self.flush_objects()
         self.fold()
-        self.compact()
+        if compact:
+            self.compact()
         self._journal.close()
         fmt.remove_quietly(self.root / fmt.JOURNAL_DIR / fmt.segment_name(self._segment))
         ret.release_reserve(self.root)
