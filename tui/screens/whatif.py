@@ -112,6 +112,11 @@ class WhatIfScreen(ResultsScreen):
         # priority: in a field ctrl+u would otherwise clear it (the Input's own delete-left-all)
         Binding("ctrl+u", "use", "Use selected", priority=True),
         Binding("ctrl+l", "focus_results", "Results list"),
+        # priority: focus moves before the next key is dispatched, so what is typed straight after Tab
+        # lands in the next field (a non-priority Tab reaches the screen only after the focused field
+        # was already handed the keys behind it)
+        Binding("tab", "app.focus_next", "Next field", show=False, priority=True),
+        Binding("shift+tab", "app.focus_previous", "Previous field", show=False, priority=True),
     ]
 
     running: str | None = None
