@@ -133,14 +133,46 @@ def take_snapshot(root: Path) -> Path:
 
 
 def _private_dir(root: Path) -> Path:
-    """A new 0700 directory beside ``root`` (hard links work there) or in the temporary directory."""
+    """A new 0700 directory beside ``root`` (hard links work there) or in the temporary directory, named
+    ``.NAME.snapshot-PID-XXXX`` so that a later reader can tell a snapshot whose reader died (SIGKILL, OOM
+    kill) from one being read, and remove it (:func:`sweep_orphans`)."""
     for where in (root.resolve().parent, None):
+        with contextlib.suppress(OSError):
+            sweep_orphans(root.name, Path(where) if where is not None else Path(tempfile.gettempdir()))
         try:
-            return Path(tempfile.mkdtemp(prefix=f".{root.name}.snapshot-", dir=where))
+            return Path(tempfile.mkdtemp(prefix=f".{root.name}.snapshot-{os.getpid()}-", dir=where))
         except OSError:
             if where is None:
                 raise
     raise AssertionError("unreachable")
+
+
+def sweep_orphans(name: str, where: Path) -> list[Path]:
+    """Remove ``where/.NAME.snapshot-PID-*`` directories whose reader process is gone; return them.
+
+    A reused pid keeps an orphan until that process ends too (harmless: it is only kept longer). Names
+    without a pid (written before it was added) are left alone: nothing tells whether they are in use."""
+    removed: list[Path] = []
+    prefix = f".{name}.snapshot-"
+    for entry in os.scandir(where):
+        if not entry.name.startswith(prefix) or not entry.is_dir(follow_symlinks=False):
+            continue
+        pid = entry.name[len(prefix) :].split("-", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        fmt.remove_tree(Path(entry.path))
+        removed.append(Path(entry.path))
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
 
 
 def _listing(root: Path) -> list[tuple[int, int, str]]:

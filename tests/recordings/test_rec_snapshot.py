@@ -205,3 +205,33 @@ def test_the_size_of_a_live_directory_skips_files_its_writer_removes_meanwhile(
     monkeypatch.setattr(os, "stat", stat)
     assert rec.size_bytes() == whole - size
     w.close()
+
+
+def test_a_snapshot_left_by_a_sigkilled_reader_is_removed_by_the_next_reader(tmp_path: Path) -> None:
+    root = tmp_path / "rec"
+    w = RecordingWriter(root, Manifest(source="test"))
+    w.fold_every = 3
+    _ticks(w, 0, 4)
+    reader = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys\nfrom pathlib import Path\nfrom recordings import snapshot\n"
+            "print(snapshot.take_snapshot(Path(sys.argv[1])).parent, flush=True)\nsys.stdin.read()",
+            str(root),
+        ],
+        cwd=REPO,
+        env=child_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert reader.stdout is not None
+    left = Path(reader.stdout.readline().decode().strip())
+    assert left.is_dir() and left.name.startswith(f".rec.snapshot-{reader.pid}-")
+    reader.kill()
+    reader.wait(timeout=60)
+    mine = open_recording(root)
+    assert _numbers(mine) == [0, 1, 2, 3]
+    assert not left.exists()  # its reader is gone: swept by the next one
+    assert mine.data_root.exists()  # the live reader's own is kept
+    w.close()
