@@ -25,6 +25,7 @@ from live.forecast import SignalHistory, seconds_to
 from live.model import Forecast, LiveEvent, NextToGo, NodeNow
 from live.tail import Frame, JournalTail, recorded_frames
 from live.truth import GroundTruth, Said
+from live.wake import JournalWake
 from recordings.pod_timeline import PodVersion, index_pods_by_node
 from recordings.reader import Recording, open_recording
 from recordings.schema import SERIES
@@ -39,10 +40,14 @@ __all__ = ["HISTORY_TICKS", "NEXT_TO_GO_EVERY", "LiveEngine"]
 HISTORY_TICKS = 40
 """Ticks stepped live at start-up (the forecast's window at a 10 s interval, and some): the rest on the fast path."""
 NEXT_TO_GO_EVERY = 30
+"""Away from pressure and warnings, a node's next-to-go ranking is refreshed every this many of its ticks
+(staggered across nodes); under pressure, reclaiming or at an eviction, at every tick."""
+WARNED_EVERY = 3
+"""A node only warned (a forecast under ``warn_seconds``, no pressure yet) is ranked at the tick a warning starts
+(its event names the pod) and then every this many of its ticks: ranking is most of a tick's work when many
+nodes trend down together, and the ``basis`` says the tick each ranking is from."""
 POLL_BATCH = 10
 """Ticks decided together when many wait (a poll after a pause): memory stays that many ticks' rows."""
-"""Away from pressure and warnings, a node's next-to-go ranking is refreshed every this many of its ticks
-(staggered across nodes); under pressure, a warning or after an eviction, at every tick."""
 
 
 class _NodeLive:
@@ -87,6 +92,8 @@ class LiveEngine:
         self._limits = StorageLimitsCache()
         self.resumed: list[str] = []
         """Nodes start-up carried on the fast path (the rest of their ticks, and other nodes, stepped)."""
+        self._wake = JournalWake(self.root)
+        """Set up before the recording is read: a frame appended from now on wakes :meth:`wait`."""
         rec = open_recording(self.root)
         self.notes.extend(rec.notes)
         observed = self._start(rec)
@@ -99,7 +106,25 @@ class LiveEngine:
         events: list[LiveEvent] = []
         while frames := self._tail.read(limit=POLL_BATCH):
             events.extend(self._apply(frames, quiet=False))
-        return events
+        return sorted(events, key=lambda e: e.time_us)  # nodes' clocks differ; several ticks come together
+
+    def wait(self, timeout: float) -> bool:
+        """Block until the writer appends (live/wake.py: inotify; else the timeout is a plain poll period), the
+        engine is :meth:`interrupt` ed, or ``timeout`` seconds; True when woken early. Then :meth:`poll`."""
+        return self._wake.wait(timeout)
+
+    def interrupt(self) -> None:
+        """Wake a :meth:`wait` in another thread now (the follower is quitting)."""
+        self._wake.interrupt()
+
+    @property
+    def event_driven(self) -> bool:
+        """True when appends wake :meth:`wait` (inotify); False when it sleeps its timeout (a poll period)."""
+        return self._wake.event_driven
+
+    def close(self) -> None:
+        """Let go of the wake-up's descriptors (also done when the engine is collected)."""
+        self._wake.close()
 
     def feed(self, frames: Sequence[Frame]) -> list[LiveEvent]:
         """Decide frames given directly (as the tail reads them: live.tail.recorded_frames of another recording,
@@ -155,6 +180,19 @@ class LiveEngine:
 
     # -- frames ---------------------------------------------------------------------------------
     def _apply(self, frames: Sequence[Frame], *, quiet: bool) -> list[LiveEvent]:
+        """Frames in runs that end at a frame with ground truth (what really happened is flagged against what was
+        decided up to its frame's tick, not after it): each run as :meth:`_run`."""
+        events: list[LiveEvent] = []
+        start = 0
+        for i, frame in enumerate(frames):
+            if any(frame.tables.get(t) is not None and frame.tables[t].height for t in ("evictions", "kernel_events")):
+                events.extend(self._run(frames[start : i + 1], quiet=quiet))
+                start = i + 1
+        if start < len(frames):
+            events.extend(self._run(frames[start:], quiet=quiet))
+        return events
+
+    def _run(self, frames: Sequence[Frame], *, quiet: bool) -> list[LiveEvent]:
         """Objects first (pods are looked up by time), then the ticks as one batch per node, then what really
         happened (flagged against what was decided)."""
         for frame in frames:
@@ -269,8 +307,11 @@ class LiveEngine:
             live.stale = False
             events.append(LiveEvent("fresh", live.name, now_us, {"tick": d.tick}))
         signals = {s: v[0] for s, v in d.observed.items()}
-        for signal, value in signals.items():
-            live.history.setdefault(signal, SignalHistory()).add(now_us, value)
+        forecast = {t.signal for t, _v in d.thresholds}
+        if stepper.manager is not None:
+            forecast.update(t.signal for t in stepper.manager.thresholds)
+        for signal in forecast & signals.keys():  # a signal without a threshold has no forecast
+            live.history.setdefault(signal, SignalHistory()).add(now_us, signals[signal])
         thresholds: dict[str, list[int]] = {}
         forecasts: list[Forecast] = []
         trends = {}
@@ -300,8 +341,10 @@ class LiveEngine:
         warn = [
             f for f in forecasts if f.seconds_to_threshold is not None and f.seconds_to_threshold < self.warn_seconds
         ]
-        urgent = bool(conditions or d.evictions or warn or d.reclaiming)
-        if rank and (urgent or live.next_to_go is None or (d.tick - live.phase) % NEXT_TO_GO_EVERY == 0):
+        urgent = bool(conditions or d.evictions or d.reclaiming)
+        new_warning = any((f.signal, f.threshold_kind, f.threshold) not in live.warned for f in warn)
+        every = WARNED_EVERY if warn else NEXT_TO_GO_EVERY
+        if rank and (urgent or new_warning or live.next_to_go is None or (d.tick - live.phase) % every == 0):
             live.next_to_go = self._next_to_go(live, d, forecasts)
         next_to_go = live.next_to_go
         live.now = NodeNow(

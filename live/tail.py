@@ -197,19 +197,39 @@ class JournalTail:
                 source=str(part),
             ) from None
         self.notes.append(f"read the end of a folded journal segment from {part.name}")
-        loose = Frame(None, 0, {n: df for n, df in tables.items() if "tick" not in ALL_SCHEMAS[n]})
-        out = [loose] if loose.tables else []
+        loose = {n: df for n, df in tables.items() if "tick" not in ALL_SCHEMAS[n]}
         ticks = tables.get("ticks")
-        if ticks is not None:
+        out: list[Frame] = []
+        if ticks is not None and ticks.height:
+            # each tick's frame gets what was observed from it until the next tick, as the journal had it (a real
+            # eviction is then weighed after the ticks before it were decided, not before all of them)
+            starts = ticks.group_by("tick").agg(pl.col("time").min()).sort("tick")
+            index = {
+                n: df.with_columns(
+                    (starts["time"].search_sorted(df["observed"], side="right").cast(pl.Int64) - 1).alias("_k")
+                )
+                .sort("observed", maintain_order=True)
+                .partition_by("_k", as_dict=True)
+                for n, df in loose.items()
+            }
+            head = {n: by_k[(-1,)].drop("_k") for n, by_k in index.items() if (-1,) in by_k}
+            out.extend([Frame(None, 0, head)] if head else [])
             parts = {n: df.partition_by("tick", as_dict=True) for n, df in tables.items() if "tick" in ALL_SCHEMAS[n]}
-            for (tick,), tick_rows in sorted(parts["ticks"].items()):
+            for k, tick in enumerate(starts["tick"].to_list()):
+                tick_rows = parts["ticks"][(tick,)]
                 frame = Frame(int(tick), _micros(tick_rows["time"][0]), {"ticks": tick_rows})
                 for name, by_tick in parts.items():
                     rows = by_tick.get((tick,))
                     if name != "ticks" and rows is not None:
                         frame.tables[name] = rows
+                for name, by_k in index.items():
+                    seen = by_k.get((k,))
+                    if seen is not None:
+                        frame.tables[name] = seen.drop("_k")
                 out.append(frame)
                 self.last_tick = int(tick)
+        elif loose:
+            out.append(Frame(None, 0, loose))
         objects = tables.get("objects")
         if objects is not None and objects.height:
             top = to_micros(objects["observed"].max())  # type: ignore[arg-type]

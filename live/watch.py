@@ -94,8 +94,24 @@ async def watch(
                 collector.update(nodes, events)
         if finished or stop.is_set():
             return counts
+        await _pause(engine, stop, opts.poll_seconds)
+
+
+async def _pause(engine: Engine | None, stop: asyncio.Event, seconds: float) -> None:
+    """Until the next poll: ``seconds``, or less when the writer appends a frame (the engine's ``wait``,
+    live/wake.py) or the watch is stopped."""
+    wait = getattr(engine, "wait", None)
+    if wait is None:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), timeout=opts.poll_seconds)
+            await asyncio.wait_for(stop.wait(), timeout=seconds)
+        return
+    woken = asyncio.ensure_future(asyncio.to_thread(wait, seconds))
+    stopped = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({woken, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    if not woken.done():
+        getattr(engine, "interrupt", lambda: None)()
+        await woken
+    stopped.cancel()
 
 
 class Changes:

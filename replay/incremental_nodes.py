@@ -98,19 +98,21 @@ def resume_nodes(
         _run_group(rec, {n: [r] for n, r in replays.items() if not r.fallback}, index, CHUNK_TICKS)
         for name, r in replays.items():
             stepper = NodeStepper(name, request, r.run.settings)
+            parsed = r.run._parsed
             if r.no_thresholds:
                 stepper.manager, stepper.topology, stepper.mode = r.manager, r.run.topology, NO_THRESHOLDS
             elif r.fallback or r.fast is None:
                 run = NodeRun(rec, name, request, index[name])
                 for _p in run.passes(until_tick=until[name]):
                     pass
-                stepper.manager, stepper.topology = run.manager, run.topology
+                stepper.manager, stepper.topology, parsed = run.manager, run.topology, run._parsed
                 stepper.evicted_uids = set(run.evicted_uids)
                 stepper.mode, stepper.mode_reason = REFERENCE, r.fallback or ""
             else:
                 stepper.manager, stepper.fast, stepper.topology = r.manager, r.fast, r.run.topology
                 stepper.evicted_uids = set(r.run.evicted_uids)
                 stepper.mode = FAST
+            stepper._parsed = parsed  # the same pod versions (sequence numbers): each parsed once
             for v in index[name]:
                 stepper.add_pod_version(v)
             out[name] = stepper

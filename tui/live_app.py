@@ -82,6 +82,8 @@ class LiveApp(EvictlensApp):
         self.phase = "waiting for the recording to start…"
         """What the overview's title says before the first tick."""
         self._stop = threading.Event()
+        self._engine: Engine | None = None
+        """The engine the poll worker made (to interrupt its wait when the app ends)."""
         self._snapshots: list[tempfile.TemporaryDirectory[str]] = []
 
     async def on_mount(self, event: Mount) -> None:  # type: ignore[override]
@@ -109,7 +111,7 @@ class LiveApp(EvictlensApp):
                 raise EvictlensError(failure)
             if engine is None and (self.source.root / "manifest.json").is_file():
                 self.call_from_thread(self._starting, "reading the recording so far (each node to its last tick)…")
-                engine = self.make_engine(self.source.root)
+                engine = self._engine = self.make_engine(self.source.root)
                 self.source.following(getattr(engine, "last_tick", None))
             if engine is not None:
                 finished = self.source.finished()  # before the poll: a tick written meanwhile is still read
@@ -121,7 +123,11 @@ class LiveApp(EvictlensApp):
                     self.post_message(LivePolled(dict(nodes), list(events), engine.last_tick_time_us, finished))
                 if finished:
                     return
-            self._stop.wait(self.source.poll_seconds())
+            wait = getattr(engine, "wait", None)  # the engine's: woken by the writer's append (live/wake.py)
+            if wait is None:
+                self._stop.wait(self.source.poll_seconds())
+            else:
+                wait(self.source.poll_seconds())
 
     def _starting(self, what: str) -> None:
         from tui.screens.live_overview import LiveOverviewScreen
@@ -158,11 +164,18 @@ class LiveApp(EvictlensApp):
     async def shutdown(self) -> None:
         """Quit: the writer this process started stops first (a cluster's recorder finalizes in this loop)."""
         self._stop.set()
+        self._interrupt()
         self.source.stop()
         if self.source.finish is not None:
             self.notify("stopping the recorder…", timeout=30)
             await self.source.finish()
         self.exit()
+
+    def _interrupt(self) -> None:
+        """The poll worker's wait ends now (quitting never waits a poll period)."""
+        interrupt = getattr(self._engine, "interrupt", None)
+        if interrupt is not None:
+            interrupt()
 
     def _signals(self, *, install: bool) -> None:
         """SIGTERM / SIGHUP (the terminal closed) end the view as ``q`` does, so the writer this process started
@@ -181,6 +194,7 @@ class LiveApp(EvictlensApp):
     def on_unmount(self) -> None:
         self._signals(install=False)
         self._stop.set()
+        self._interrupt()
         self.source.stop()  # its owner closes it (removes a private recording) once the app has ended
         for tmp in self._snapshots:
             tmp.cleanup()

@@ -184,22 +184,7 @@ class FastManager:
         presents: list[int] = frame["present"].to_list()
         tcols: list[list[int | None]] = [frame[f"t{k}"].to_list() for k in range(len(SIGNALS))]
         n = len(ticks)
-        quiet = pl.col("m1") == 0
-        if storage:
-            quiet = quiet & ~pl.col("tick").is_in(list(storage))
-        # run_end: the first non-quiet pass at or after each pass; run_min: the least clock from it to run_end
-        runs = frame.select(
-            pl.when(quiet)
-            .then(pl.lit(n, pl.Int64))
-            .otherwise(pl.int_range(pl.len(), dtype=pl.Int64))
-            .reverse()
-            .cum_min()
-            .reverse()
-            .alias("end"),
-            pl.when(quiet).then(pl.col("when")).otherwise(pl.lit(1 << 62, pl.Int64)).alias("when"),
-        ).select("end", pl.col("when").reverse().cum_min().reverse().over("end").alias("min"))
-        run_end: list[int] = runs["end"].to_list()
-        run_min: list[int] = runs["min"].to_list()
+        run_end, run_min = _runs(frame, ticks, nows, m1s, storage)
         out = ChunkPasses(ticks, nows, [], [], [], [])
         met, act, reasons, conditions = out.met, out.actionable, out.reasons, out.conditions
         thresholds = machine.thresholds
@@ -268,3 +253,41 @@ class FastManager:
         if len(met) < n:  # stopped early
             out.ticks, out.now = ticks[: len(met)], nows[: len(met)]
         return out
+
+
+SMALL_RUNS = 256
+"""Up to this many passes the quiet runs are found in Python: a live engine steps each node one tick at a time,
+where the polars query's set-up cost (~0.3 ms) a node and a tick was the larger part of a 100-node tick."""
+
+
+def _runs(
+    frame: pl.DataFrame, ticks: list[int], nows: list[int], m1s: list[int], storage: AbstractSet[int]
+) -> tuple[list[int], list[int]]:
+    """run_end: the first non-quiet pass at or after each pass (n: none); run_min: the least clock from it to
+    run_end (1 << 62 at a non-quiet pass). A pass is quiet when nothing is met (m1 == 0) and no local-storage
+    check is asked at its tick."""
+    n = len(ticks)
+    if n <= SMALL_RUNS and None not in m1s and None not in nows:
+        run_end, run_min = [n] * n, [1 << 62] * n
+        end, least = n, 1 << 62
+        for i in range(n - 1, -1, -1):
+            if m1s[i] == 0 and ticks[i] not in storage:
+                least = min(least, nows[i])
+            else:
+                end, least = i, 1 << 62
+            run_end[i], run_min[i] = end, least
+        return run_end, run_min
+    quiet = pl.col("m1") == 0
+    if storage:
+        quiet = quiet & ~pl.col("tick").is_in(list(storage))
+    runs = frame.select(
+        pl.when(quiet)
+        .then(pl.lit(n, pl.Int64))
+        .otherwise(pl.int_range(pl.len(), dtype=pl.Int64))
+        .reverse()
+        .cum_min()
+        .reverse()
+        .alias("end"),
+        pl.when(quiet).then(pl.col("when")).otherwise(pl.lit(1 << 62, pl.Int64)).alias("when"),
+    ).select("end", pl.col("when").reverse().cum_min().reverse().over("end").alias("min"))
+    return runs["end"].to_list(), runs["min"].to_list()

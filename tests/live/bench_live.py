@@ -4,11 +4,13 @@
     .venv/bin/python tests/live/bench_live.py equal /tmp/bench100 --ticks 8640
 
 ``run``: this process writes ticks ``--from`` … of the source recording into a new recording through the real
-writer (RecordingWriter, a journal frame per tick, folds every 60), one every ``--interval`` seconds, after
-the pods, nodes and /configz observed before the first one; a child process runs ``LiveEngine`` on it,
-polling every 0.1 s. Per tick: the latency from the writer's commit to the engine having decided it, and the
-engine's CPU; its RSS sampled at every tick (flat or not). At the end ``replay`` runs on the written
-recording and its evictions (node, pod, time, exact message) and condition intervals are compared with the
+writer (RecordingWriter, a journal frame per tick, folded as ``commit`` folds), one every ``--interval`` seconds,
+after the pods, nodes and /configz observed before the first one; a child process runs ``LiveEngine`` on it,
+as ``watch`` does: a poll, then ``engine.wait`` (woken by the append: live/wake.py; ``--poll S`` sleeps S
+seconds instead, the old way). Per tick: the latency to the engine having decided it, from the frame written
+(the append returned) and from the start of the writer's commit (serializing and compressing the frame: the
+writer's time), and the engine's CPU; its RSS sampled at every tick (flat or not). At the end ``replay`` runs on
+the written recording and its evictions (node, pod, time, exact message) and condition intervals are compared with the
 engine's. CPU % of one core at a 10 s interval is the engine's CPU per tick over 10 s (the per-tick work does
 not depend on the interval; the idle polls between ticks cost a few stat calls).
 
@@ -46,7 +48,7 @@ def _ready(out: Path) -> Path:
 
 
 # -- the engine side (child process) ----------------------------------------------------------------
-def engine_main(dst: Path, out: Path, final: int) -> None:
+def engine_main(dst: Path, out: Path, final: int, poll: float | None) -> None:
     from live.engine import LiveEngine
 
     t0, c0 = time.time(), time.process_time()
@@ -67,20 +69,29 @@ def engine_main(dst: Path, out: Path, final: int) -> None:
             new = 1 if last is None or engine.last_tick is None else engine.last_tick - last
             last = engine.last_tick
             decided.append({"tick": last, "decided": now, "cpu": cpu, "rss_mb": _rss_mb(), "new": new})
+        elif poll is not None:
+            time.sleep(poll)
         else:
-            time.sleep(0.1)
+            engine.wait(1.0)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     total_cpu = time.process_time() - c0
     out.write_text(
         json.dumps(
-            {"start": started, "decided": decided, "events": events, "peak_rss_mb": peak, "cpu": total_cpu},
+            {
+                "start": started,
+                "decided": decided,
+                "events": events,
+                "peak_rss_mb": peak,
+                "cpu": total_cpu,
+                "event_driven": engine.event_driven and poll is None,
+            },
             default=str,
         )
     )
 
 
 # -- the writer side ---------------------------------------------------------------------------------
-def run(src: Path, dst: Path, first: int, count: int, interval: float) -> None:
+def run(src: Path, dst: Path, first: int, count: int, interval: float, poll: float | None) -> None:
     from bench_live_compare import compare
 
     from live.tail import recorded_frames
@@ -103,6 +114,7 @@ def run(src: Path, dst: Path, first: int, count: int, interval: float) -> None:
     out = dst.parent / (dst.name + ".engine.json")
     child = None
     commits: dict[int, float] = {}
+    written: dict[int, float] = {}
     i = 0
     for n, frame in enumerate(frames):
         if n >= count:
@@ -120,7 +132,8 @@ def run(src: Path, dst: Path, first: int, count: int, interval: float) -> None:
             i += 1
         if child is None:  # the engine starts on the empty recording: the first tick brings every object
             child = subprocess.Popen(
-                [sys.executable, __file__, "engine", str(dst), "--out", str(out), "--last", str(first + count - 1)],
+                [sys.executable, __file__, "engine", str(dst), "--out", str(out), "--last", str(first + count - 1)]
+                + ([] if poll is None else ["--poll", str(poll)]),
                 cwd=ROOT,
             )
             until = time.time() + 600
@@ -128,7 +141,10 @@ def run(src: Path, dst: Path, first: int, count: int, interval: float) -> None:
                 time.sleep(0.05)  # polling the engine's ready file under a deadline
         due = time.time() + interval
         commits[frame.tick] = time.time()  # the frame is appended first thing in commit (a fold may follow)
-        writer.commit(tick)
+        writer.commit(tick, fold=False)
+        written[frame.tick] = time.time()
+        if writer._pending_ticks >= writer.fold_every or writer._pending_rows >= writer.fold_rows:
+            writer.fold()  # as commit(tick) would, after the append
         time.sleep(max(0.0, due - time.time()))
     assert child is not None
     child.wait(timeout=3600)
@@ -137,14 +153,21 @@ def run(src: Path, dst: Path, first: int, count: int, interval: float) -> None:
     head = result["decided"][0]
     first_latency = head["decided"] - commits[head["tick"]]
     lat = sorted(d["decided"] - commits[d["tick"]] for d in result["decided"] if d["tick"] in commits)
+    lat_w = sorted(d["decided"] - written[d["tick"]] for d in result["decided"] if d["tick"] in written)
+    serialize = sorted(written[t] - commits[t] for t in written)
     cpus = [d["cpu"] / d["new"] for d in result["decided"][1:]]
     rss = [d["rss_mb"] for d in result["decided"]]
     print(f"ticks written {len(commits)} (from tick {first}), interval {interval} s")
     print(f"engine start-up on the empty recording: {result['start']}")
-    print(
-        f"latency commit → decided: p50 {lat[len(lat) // 2]:.2f} s, p95 {lat[int(len(lat) * 0.95)]:.2f} s, "
-        f"max {lat[-1]:.2f} s (first tick {first_latency:.2f} s)"
-    )
+    wake = "woken by the append (inotify)" if result["event_driven"] else f"polling every {poll or 1.0} s"
+    print(f"engine: a poll, then {wake}")
+
+    def dist(xs: list[float]) -> str:
+        return f"p50 {xs[len(xs) // 2]:.2f} s, p95 {xs[int(len(xs) * 0.95)]:.2f} s, max {xs[-1]:.2f} s"
+
+    print(f"latency frame written → decided: {dist(lat_w)}")
+    print(f"latency commit start → decided: {dist(lat)} (first tick {first_latency:.2f} s)")
+    print(f"writer's append (serialize, compress, write): {dist(serialize)}")
     mean = sum(cpus) / len(cpus)
     print(
         f"engine CPU per tick after the first: mean {mean * 1000:.0f} ms, max {max(cpus) * 1000:.0f} ms "
@@ -204,10 +227,16 @@ def main() -> None:
     r.add_argument("--from", dest="first", type=int, default=0)
     r.add_argument("--ticks", type=int, default=60)
     r.add_argument("--interval", type=float, default=10.0)
+    r.add_argument(
+        "--poll", type=float, default=None, help="the engine sleeps this long between polls (default: woken)"
+    )
     e = sub.add_parser("engine")
     e.add_argument("dst", type=Path)
     e.add_argument("--out", type=Path, required=True)
     e.add_argument("--last", type=int, required=True, help="the last tick the writer commits")
+    e.add_argument(
+        "--poll", type=float, default=None, help="sleep this long between polls (default: wait on the wake-up)"
+    )
     q = sub.add_parser("equal")
     q.add_argument("src", type=Path)
     q.add_argument("--ticks", type=int, default=8640)
@@ -216,9 +245,9 @@ def main() -> None:
     if args.cmd == "run":
         if args.out.exists():
             raise SystemExit(f"{args.out} exists")
-        run(args.src, args.out, args.first, args.ticks, args.interval)
+        run(args.src, args.out, args.first, args.ticks, args.interval, args.poll)
     elif args.cmd == "engine":
-        engine_main(args.dst, args.out, args.last)
+        engine_main(args.dst, args.out, args.last, args.poll)
     else:
         equal(args.src, args.ticks, args.every)
 
