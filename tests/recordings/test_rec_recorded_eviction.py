@@ -28,9 +28,17 @@ from typing import Any
 import orjson
 import polars as pl
 import pytest
-from rec_support import FakeServer, committed_ticks, kill_quietly, run_evictlens, start_record, wait_for
+from rec_support import (
+    FakeServer,
+    committed_ticks,
+    journal_frames,
+    kill_quietly,
+    run_evictlens,
+    start_record,
+    wait_for,
+)
 
-from recordings.reader import open_recording
+from recordings.reader import Recording, open_recording
 from replay import results_io
 from replay.engine import replay_recording
 from replay.results import ReplayResult
@@ -90,8 +98,15 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
                 60,
                 "an eviction by every fake kubelet",
             )
-            after = committed_ticks(out)
-            wait_for(lambda: committed_ticks(out) >= after + 2, 60, "two ticks after the evictions")
+            # Every node polled twice after its kubelet published the eviction (a tick begun after it fetches a
+            # sample no older than the Event's timestamp): the replay holds the pod from the recorded eviction on,
+            # so each node needs such samples, however late a loaded box runs the fake's clock.
+            published = {e["node"]: e["published"] for e in server.control("pressure")["evictions"]}
+            wait_for(
+                lambda: _ok_ticks_since(out, published) >= 2 or proc.poll() is not None,
+                60,
+                "two ticks of every node after its eviction",
+            )
             proc.send_signal(signal.SIGTERM)
             _out, err = proc.communicate(timeout=60)
         finally:
@@ -108,6 +123,24 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
 def reference(recorded: Recorded) -> ReplayResult:
     """The per-tick reference replay, in process, as each node's recorded kubelet version."""
     return replay_recording(open_recording(recorded.path))
+
+
+def _ok_ticks_since(out: Path, since: dict[str, float]) -> int:
+    """The fewest committed ok ticks any node in ``since`` has begun at or after its time (epoch seconds)."""
+    begun: dict[str, int] = dict.fromkeys(since, 0)
+    for frame in journal_frames(out):
+        cols = frame.get("tables", {}).get("ticks") or {}
+        for node, ok, at in zip(cols.get("node", []), cols.get("ok", []), cols.get("time", []), strict=True):
+            if ok and node in since and at / 1e6 >= since[node]:
+                begun[node] += 1
+    return min(begun.values())
+
+
+def _recorded_eviction(rec: Recording, uid: str) -> datetime:
+    """When the recording shows the pod evicted: its Evicted Event's time or its Failed status, whichever is first
+    (what the replay holds the pod from, replay/counterfactual.py really_evicted)."""
+    first: datetime = min(r.get("time") or r["observed"] for r in rec.evictions() if r.get("uid") == uid)
+    return first
 
 
 def _stamp(seconds: float) -> str:
@@ -272,24 +305,33 @@ def test_the_columnar_path_routes_held_nodes_to_the_reference_and_agrees_with_it
     assert fast.signals.collect().equals(ref.signals.collect(), null_equal=True)
     held = [n for n in fast.notes if "held (modelled)" in n]
     assert len(held) == len(TIMINGS) and all("per-tick reference" in n for n in held)
-    # The held pod is charged back: after its real eviction each sample's memory.available is the recorded one
-    # less the pod's last recorded working set.  Compared sample by sample with the recording, not with the
-    # eviction sample's reading: the other pods' usage moves on (the fake's noise changes every 10 s of wall
-    # clock), so a window that crosses such a boundary, as a slow run's longer tail does, moves the node too.
+    # The held pod is charged back from its recorded eviction on (the Evicted Event's time, stamped by the fake
+    # kubelet's clock when it published it, or the Failed status seen, whichever is first): from then each
+    # sample's memory.available is the recorded one less the pod's last recorded working set; a sample between
+    # the eviction's own sample and that moment (a loaded box publishes late) reads as recorded.  Compared sample
+    # by sample with the recording, not with the eviction sample's reading: the other pods' usage moves on (the
+    # fake's noise changes every 10 s of wall clock), so a window across such a boundary moves the node too.
     signals = fast.signals.collect()
     for node, ev in recorded.evictions.items():
         evicted_at = datetime.fromtimestamp(ev["sample_time"], UTC)
-        held_ws, expected = None, set()
+        really = _recorded_eviction(rec, ev["uid"])
+        assert really >= evicted_at, (node, really, evicted_at)
+        held_ws, expected, held_samples = None, set(), 0
         for _tick, summary in rec.summaries(node):
             t = datetime.fromisoformat(summary["node"]["memory"]["time"].replace("Z", "+00:00"))
             entry = [p for p in summary["pods"] if p["podRef"]["uid"] == ev["uid"]]
+            recorded_available = summary["node"]["memory"]["availableBytes"]
             if entry:
                 assert t <= evicted_at, f"{node}: the evicted pod is still listed at {t}"
                 held_ws = entry[0]["memory"]["workingSetBytes"]  # its last recorded stats entry
             elif t > evicted_at:
                 assert held_ws is not None, node
-                expected.add((t, max(0, summary["node"]["memory"]["availableBytes"] - held_ws)))
+                if t >= really:
+                    held_samples += 1
+                    expected.add((t, max(0, recorded_available - held_ws)))
+                else:
+                    expected.add((t, recorded_available))
         after = signals.filter(
             (pl.col("node") == node) & (pl.col("signal") == "memory.available") & (pl.col("time") > evicted_at)
         )
-        assert expected and set(after.select("time", "available").iter_rows()) == expected, node
+        assert held_samples and set(after.select("time", "available").iter_rows()) == expected, (node, really)

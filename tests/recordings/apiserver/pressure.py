@@ -161,3 +161,4 @@ class Pressure:
                 }
             )
             self.evicted(pod, ev.message, dict(ev.annotations), dict(ev.pod_status))
+            self.log[-1]["published"] = time.time()  # the pod Failed and its Event out (stamped by this clock)
