@@ -307,34 +307,8 @@ class LiveEngine:
             live.stale = False
             events.append(LiveEvent("fresh", live.name, now_us, {"tick": d.tick}))
         signals = {s: v[0] for s, v in d.observed.items()}
-        forecast = {t.signal for t, _v in d.thresholds}
-        if stepper.manager is not None:
-            forecast.update(t.signal for t in stepper.manager.thresholds)
-        for signal in forecast & signals.keys():  # a signal without a threshold has no forecast
-            live.history.setdefault(signal, SignalHistory()).add(now_us, signals[signal])
-        thresholds: dict[str, list[int]] = {}
-        forecasts: list[Forecast] = []
-        trends = {}
-        for threshold, value in d.thresholds:
-            signal = threshold.signal
-            thresholds.setdefault(signal, []).append(value)
-            if signal not in trends:
-                trends[signal] = live.history[signal].trend(d.observed[signal][1])
-            trend = trends[signal]
-            seconds, note = seconds_to(signals[signal], value, trend)
-            forecasts.append(
-                Forecast(
-                    live.name,
-                    signal,
-                    signals[signal],
-                    value,
-                    "hard" if threshold.is_hard else "soft",
-                    seconds,
-                    trend.slope_per_second,
-                    trend.method,
-                    note,
-                )
-            )
+        tracked = {t.signal for t in stepper.manager.thresholds} if stepper.manager is not None else set()
+        thresholds, forecasts = forecast(live.name, d.observed, d.thresholds, live.history, now_us, tracked)
         conditions = tuple(c for c in PRESSURE_CONDITIONS if c in d.conditions) + tuple(
             c for c in d.conditions if c not in PRESSURE_CONDITIONS
         )
@@ -452,6 +426,36 @@ class LiveEngine:
     def _ground_truth(self, frame: Frame) -> list[LiveEvent]:
         said = {name: n.said for name, n in self._nodes.items()}
         return self._truth.events(frame, said, self._pod_node)
+
+
+def forecast(
+    node: str,
+    observed: Mapping[str, tuple[int, int | None]],
+    resolved: Sequence[tuple[Threshold, int]],
+    history: dict[str, SignalHistory],
+    now_us: int,
+    tracked: Iterable[str] = (),
+) -> tuple[dict[str, list[int]], list[Forecast]]:
+    """A pass's observations added to the node's signal histories (those with a threshold: ``resolved``'s and
+    ``tracked``), then per threshold in force its value and the forecast (live/forecast.py)."""
+    signals = {s: v[0] for s, v in observed.items()}
+    for signal in ({t.signal for t, _v in resolved} | set(tracked)) & signals.keys():
+        history.setdefault(signal, SignalHistory()).add(now_us, signals[signal])
+    thresholds: dict[str, list[int]] = {}
+    forecasts: list[Forecast] = []
+    trends = {}
+    for threshold, value in resolved:
+        signal = threshold.signal
+        thresholds.setdefault(signal, []).append(value)
+        if signal not in trends:
+            trends[signal] = history[signal].trend(observed[signal][1])
+        trend = trends[signal]
+        seconds, note = seconds_to(signals[signal], value, trend)
+        kind = "hard" if threshold.is_hard else "soft"
+        forecasts.append(
+            Forecast(node, signal, signals[signal], value, kind, seconds, trend.slope_per_second, trend.method, note)
+        )
+    return thresholds, forecasts
 
 
 def _ntg(n: NextToGo) -> dict[str, object]:

@@ -50,7 +50,7 @@ from replay.kubelet.thresholds import Threshold, get_threshold_quantity
 from replay.reference import NodeRun, sample_time
 from replay.settings import NodeSettings, SettingsRequest, resolve_node
 
-__all__ = ["Decided", "FirstToGo", "NodeRows", "NodeStepper", "first_to_go", "tick_times_frame"]
+__all__ = ["Decided", "FirstToGo", "NodeRows", "NodeStepper", "first_to_go", "signals_seen", "tick_times_frame"]
 
 FAST, REFERENCE, NO_THRESHOLDS = "fast", "reference", "no thresholds"
 COMPACT_EVERY = 360
@@ -316,18 +316,10 @@ class NodeStepper:
         cp = fast.run(frame, storage, delegate, evictable)
         if fast.unmodelled is not None:  # the reference ran the first pass and holds the state from there on
             self.mode, self.mode_reason = REFERENCE, fast.unmodelled
-        thresholds = fast.machine.thresholds
         out = []
-        columns = {c: frame[c].to_list() for c in frame.columns}
+        seen = signals_seen(frame, fast.machine.thresholds)
         for i, tick in enumerate(cp.ticks):
-            observed = {
-                signal: (columns[f"a{k}"][i], columns[f"c{k}"][i])
-                for k, signal in enumerate(SIGNALS)
-                if columns[f"a{k}"][i] is not None
-            }
-            resolved = tuple(
-                (t, columns[f"q{j}"][i]) for j, t in enumerate(thresholds) if columns[f"q{j}"][i] is not None
-            )
+            observed, resolved = seen[i]
             result = results.get(i)
             out.append(
                 Decided(
@@ -382,6 +374,26 @@ class NodeStepper:
             resolved,
             result.threshold_to_reclaim,
         )
+
+
+Observed = dict[str, tuple[int, int | None]]
+Resolved = tuple[tuple[Threshold, int], ...]
+
+
+def signals_seen(frame: pl.DataFrame, thresholds: Sequence[Threshold]) -> list[tuple[Observed, Resolved]]:
+    """Per row of a fast path's threshold columns (FastManager.columns): signal → (available, capacity) as the
+    manager observes them, and each threshold with its value resolved against that capacity."""
+    columns = {c: frame[c].to_list() for c in frame.columns}
+    out = []
+    for i in range(frame.height):
+        observed = {
+            signal: (columns[f"a{k}"][i], columns[f"c{k}"][i])
+            for k, signal in enumerate(SIGNALS)
+            if columns[f"a{k}"][i] is not None
+        }
+        resolved = tuple((t, columns[f"q{j}"][i]) for j, t in enumerate(thresholds) if columns[f"q{j}"][i] is not None)
+        out.append((observed, resolved))
+    return out
 
 
 @dataclass(frozen=True)

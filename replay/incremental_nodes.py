@@ -23,7 +23,7 @@ from replay.incremental import FAST, NO_THRESHOLDS, REFERENCE, Decided, NodeRows
 from replay.reference import NodeRun
 from replay.settings import SettingsRequest
 
-__all__ = ["StorageLimitsCache", "resume_nodes", "step_nodes", "storage_ticks"]
+__all__ = ["StorageLimitsCache", "resume_nodes", "signal_frames", "step_nodes", "storage_ticks"]
 
 
 class StorageLimitsCache:
@@ -138,7 +138,7 @@ def step_nodes(
             first = min((t for t in tick_times[name] if t in set(node_ticks)), default=None)
             if first is not None:
                 s._begin(rows[name], first, tick_times[name][first])
-    frames = _signal_frames({n: s for n, s in steppers.items() if s.mode == FAST}, tables, tick_times)
+    frames = signal_frames({n: s for n, s in steppers.items() if s.mode == FAST}, tables, tick_times)
     storage = storage_ticks(steppers.values(), tables, limits)
     return {
         name: s.advance(rows[name], tick_times.get(name, {}), storage.get(name, frozenset()), frames.get(name))
@@ -146,7 +146,7 @@ def step_nodes(
     }
 
 
-def _signal_frames(
+def signal_frames(
     steppers: Mapping[str, NodeStepper], tables: Mapping[str, pl.DataFrame], tick_times: Mapping[str, Mapping[int, int]]
 ) -> dict[str, pl.DataFrame]:
     """Per fast-path node, its new ticks' threshold columns (what FastManager.columns gives for one node)."""

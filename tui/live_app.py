@@ -14,7 +14,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import polars as pl
 from textual import on
@@ -30,6 +30,9 @@ from tui.live_model import HISTORY, LiveState, Point, to_datetime
 from tui.live_source import LiveSource, private_tempdir
 from tui.messages import WorkFailed
 from tui.results_view import ResultsView
+
+if TYPE_CHECKING:
+    from live.preview import Preview
 
 
 class Engine(Protocol):
@@ -52,6 +55,12 @@ def live_engine(warn_seconds: float) -> Callable[[Path], Engine]:
         return LiveEngine(root, warn_seconds=warn_seconds)
 
     return make
+
+
+def _preview(root: Path) -> Preview | None:
+    from live.preview import newest
+
+    return newest(root)
 
 
 class SnapshotReady(Message):
@@ -77,6 +86,10 @@ class LiveApp(EvictlensApp):
         super().__init__(source.root, export_dir=export_dir, jobs=jobs)
         self.source = source
         self.make_engine = engine or live_engine(600.0)
+        self.make_preview: Callable[[Path], Preview | None] | None = None if engine is not None else _preview
+        """The newest tick before the engine (``--follow``); none with an engine given (the tests' fakes)."""
+        self.catching_up = False
+        """The overview shows a preview: the engine is still replaying the history."""
         self.live = LiveState()
         self.finished = False
         self.phase = "waiting for the recording to start…"
@@ -110,7 +123,10 @@ class LiveApp(EvictlensApp):
             if failure is not None:
                 raise EvictlensError(failure)
             if engine is None and (self.source.root / "manifest.json").is_file():
-                self.call_from_thread(self._starting, "reading the recording so far (each node to its last tick)…")
+                if self.source.preview_first and self.make_preview is not None:
+                    self._preview()
+                if not self.catching_up:  # else the title says what is being replayed, over the preview
+                    self.call_from_thread(self._starting, "reading the recording so far (each node to its last tick)…")
                 engine = self._engine = self.make_engine(self.source.root)
                 self.source.following(getattr(engine, "last_tick", None))
             if engine is not None:
@@ -129,6 +145,21 @@ class LiveApp(EvictlensApp):
             else:
                 wait(self.source.poll_seconds())
 
+    def _preview(self) -> None:
+        """The newest tick first (live/preview.py): signals, thresholds and forecasts at once; conditions and the
+        pod next to go once the engine has replayed the history (the title and each row say so)."""
+        assert self.make_preview is not None
+        self.call_from_thread(self._starting, "reading the newest tick…")
+        preview = self.make_preview(self.source.root)
+        if preview is None or not preview.nodes:
+            return
+        self.phase = (
+            f"catching up: replaying the {preview.ticks:,} ticks written so far; shown meanwhile: tick "
+            f"{preview.last_tick}'s signals, thresholds and forecasts (conditions and next to go once replayed)"
+        )
+        self.catching_up = True
+        self.post_message(LivePolled(dict(preview.nodes), [], preview.last_time_us, False))
+
     def _starting(self, what: str) -> None:
         from tui.screens.live_overview import LiveOverviewScreen
 
@@ -140,6 +171,8 @@ class LiveApp(EvictlensApp):
     def on_live_polled(self, message: LivePolled) -> None:
         from tui.screens.live_overview import LiveScreen
 
+        if all(n.catching_up is None for n in message.nodes.values()):
+            self.catching_up = False  # the engine's first answer (its ticks are the timeline's from here)
         self.live.apply(message.nodes, message.events, message.last_time_us)
         self.finished = message.finished
         for screen in self.screen_stack:
@@ -252,6 +285,9 @@ class LiveApp(EvictlensApp):
         put in front of the points kept, then the screens redrawn."""
         from tui.live_model import points_from_replay
 
+        worker = get_current_worker()
+        while self.catching_up and not self._stop.is_set() and not worker.is_cancelled:
+            self._stop.wait(0.1)  # the newest tick is shown, the engine not up yet: its first ticks come first
         kept = self.live.history.get(node)
         if not kept or len(kept) >= HISTORY or kept[0].tick == 0:
             return

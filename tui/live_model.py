@@ -64,6 +64,8 @@ class LiveState:
     def apply(self, nodes: Mapping[str, NodeNow], events: Sequence[LiveEvent], last_time_us: int | None) -> None:
         """One poll's answer: every node's now (a point added when its tick moved on) and the new events."""
         for name, now in nodes.items():
+            if now.catching_up is not None:  # the newest tick before the engine's: a timeline point once decided
+                continue
             points = self.history.setdefault(name, deque(maxlen=HISTORY))
             if not points or points[-1].tick != now.tick:
                 points.append(

@@ -55,6 +55,9 @@ class LiveSource:
     interval_seconds: float = 10.0
     """The recording's tick interval, in the source's own time (the poll period follows it)."""
     speed: float = 1.0
+    preview_first: bool = False
+    """Show the newest tick (live/preview.py) before the engine has replayed the recording's history: a recording
+    someone else has been writing for long (``--follow``)."""
 
     def poll_seconds(self) -> float:
         """How often the view asks the engine for new ticks: four times a tick at the source's pace, between
@@ -76,6 +79,7 @@ def follow_source(path: Path) -> LiveSource:
         f"{path} (written by pid {pid})" if pid else str(path),
         finished=src.finished,
         interval_seconds=_interval(path) or 10.0,
+        preview_first=True,
     )
 
 

@@ -108,9 +108,11 @@ def node_records(state: LiveState) -> tuple[list[Column], list[Record]]:
         first = soonest(n.forecasts)
         on = None if first is None else f"{SHORT_SIGNAL.get(first.signal, first.signal)} {first.threshold_kind}"
         nxt = None if n.next_to_go is None else f"{n.next_to_go.namespace}/{n.next_to_go.pod}"
+        if n.catching_up is not None:  # not known before the history is replayed: never shown as none
+            nxt = "…"
         values: list[Any] = [
             name,
-            ", ".join(n.conditions),
+            "…" if n.catching_up is not None else ", ".join(n.conditions),
             None if first is None else first.seconds_to_threshold,
             on,
             nxt,
@@ -287,6 +289,13 @@ class LiveOverviewScreen(LiveScreen):
         stale = sum(1 for n in state.nodes.values() if n.stale)
         pressure = sum(1 for n in state.nodes.values() if n.conditions)
         now = to_datetime(state.last_time_us).strftime("%Y-%m-%d %H:%M:%S")
+        if getattr(self.live_app, "catching_up", False):
+            return Text.assemble(
+                ("◐ ", "bold yellow"),
+                (f"newest tick {now}", "bold"),
+                f" · {len(state.nodes)} nodes · ",
+                (self.live_app.phase, "yellow"),
+            )
         return Text.assemble(
             ("● " if not self.live_app.finished else "■ ", "bold green" if not self.live_app.finished else "dim"),
             (f"now {now}", "bold"),
