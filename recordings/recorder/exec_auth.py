@@ -288,7 +288,11 @@ plugin gone wrong must not be read until memory runs out."""
 
 async def _bounded(stream: asyncio.StreamReader | None, proc: asyncio.subprocess.Process) -> bytes | None:
     """All of ``stream`` up to :data:`OUTPUT_LIMIT`; past it the plugin is killed (its other stream then ends
-    too) and the answer is None; b"" for no stream."""
+    too) and the answer is None; b"" for no stream.
+
+    After the kill the rest is read to its end and dropped: a reader that fell behind has paused the pipe, and
+    asyncio's ``Process.wait()`` returns only once every pipe has seen its end (it hung until the request's
+    timeout on a loaded box)."""
     if stream is None:
         return b""
     data = bytearray()
@@ -297,5 +301,7 @@ async def _bounded(stream: asyncio.StreamReader | None, proc: asyncio.subprocess
         if len(data) > OUTPUT_LIMIT:
             with contextlib.suppress(ProcessLookupError):  # it may have exited meanwhile
                 proc.kill()
+            while await stream.read(1 << 16):  # the plugin is gone: what is left is bounded by the pipe
+                pass
             return None
     return bytes(data)

@@ -258,3 +258,29 @@ def test_a_token_expiring_within_the_next_tick_is_renewed_before_it_outside_any_
             await client.close()
 
     asyncio.run(scenario())
+
+
+def test_a_plugin_past_the_bound_is_waited_for_even_when_its_reader_fell_behind() -> None:
+    """A loaded box: the plugin filled the pipe faster than the bounded read took it, so asyncio paused the pipe;
+    after the kill the rest is drained, or ``Process.wait()`` (which waits for every pipe's end) never returns."""
+    from recordings.recorder.exec_auth import _bounded
+
+    async def run() -> tuple[bytes | None, int]:
+        pipe = asyncio.subprocess.PIPE
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", "import sys\nwhile True: sys.stdout.write('x' * 65536)", stdout=pipe
+        )
+        assert proc.stdout is not None
+        reader = proc.stdout
+        await asyncio.wait_for(_until_paused(reader), 60)  # fallen behind: the pipe is paused
+        out = await _bounded(reader, proc)
+        return out, await asyncio.wait_for(proc.wait(), 60)
+
+    out, code = asyncio.run(run())
+    assert out is None and code == -9
+
+
+async def _until_paused(reader: asyncio.StreamReader) -> None:
+    # the StreamReader paused its transport: more than twice its limit is buffered
+    while not reader._paused:  # type: ignore[attr-defined]
+        await asyncio.sleep(0.01)
