@@ -711,7 +711,7 @@ class _ObjectState:
                 present.setdefault(key, set()).update(_ticks(s, spec))
         phase = _at_ticks(results["pod_phase"], "phase", spec)
         reason = _at_ticks(results["pod_reason"], "reason", spec)
-        info = _static_pods(static)
+        info: dict[tuple[str, str], dict[str, Any]] | None = None  # built when a pod version is: rarely
         for key, pod in sorted(pods.items()):
             ticks = present.get(key, set())
             phases = phase.get((pod.namespace, pod.name), {})
@@ -729,6 +729,8 @@ class _ObjectState:
                 sig = (True, ph, rs, pod.node)
                 if prev is not None and prev[1] == sig:
                     continue
+                if info is None:
+                    info = _static_pods(static)
                 body = _pod_body(pod, ph, rs, info.get((pod.namespace, pod.name), {}), spec, self.unknown_classes)
                 writer.observe("pod", body, observed=at, node=pod.node)
                 self.pods[key] = (body, sig)
