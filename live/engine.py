@@ -291,7 +291,7 @@ class LiveEngine:
         else:  # never answered yet: shown stale with nothing observed, never as a healthy node
             info = ((self._node_objects.get(live.name) or {}).get("status") or {}).get("nodeInfo") or {}
             version = ".".join(str(info.get("kubeletVersion") or "").lstrip("v").split(".")[:2])
-            live.now = NodeNow(live.name, tick, time_us, True, error, version, {}, {}, (), None, ())
+            live.now = NodeNow(live.name, tick, time_us, True, error, version, {}, {}, (), None, (), time_us)
         if live.stale:
             return []
         live.stale = True
@@ -333,6 +333,7 @@ class LiveEngine:
             conditions,
             next_to_go,
             tuple(forecasts),
+            d.tick_time_us,
         )
         # what changed
         for kind, changed in (

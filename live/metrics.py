@@ -15,7 +15,9 @@ condition. Names follow the Prometheus conventions (``evictlens_live_`` prefix, 
     evictlens_live_next_to_go_info{node,namespace,pod,uid,resource}   1
     evictlens_live_node_stale{node}                             1: the node did not answer (not healthy)
     evictlens_live_node_condition{node,condition}               1: MemoryPressure/DiskPressure/PIDPressure reported
-    evictlens_live_last_tick_timestamp_seconds{node}            the node's latest decided tick (recording time)
+    evictlens_live_last_tick_timestamp_seconds{node}            the node's latest decided tick's time (the tick's,
+                                                                the same for every node of a tick, not the stats'
+                                                                sample time the manager's clock follows)
     evictlens_live_events_total{node,kind}                      watch's JSON lines by kind
 
 The scrape runs on the server's thread; it reads a snapshot the watch loop swaps in after each poll.
@@ -143,7 +145,7 @@ class LiveCollector(Collector):
             stale.add_metric([name], 1.0 if now.stale else 0.0)
             for cond in PRESSURE_CONDITIONS:
                 condition.add_metric([name, cond], 1.0 if cond in now.conditions else 0.0)
-            last.add_metric([name], now.time_us / 1e6)
+            last.add_metric([name], (now.time_us if now.tick_time_us is None else now.tick_time_us) / 1e6)
         for (node, kind), n in sorted(events.items()):
             counted.add_metric([node, kind], float(n))
         yield from (

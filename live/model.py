@@ -83,6 +83,9 @@ class NodeNow:
     """Node conditions the manager reports now (MemoryPressure, …)."""
     next_to_go: NextToGo | None
     forecasts: tuple[Forecast, ...]
+    tick_time_us: int | None = None
+    """The tick's own time, the same for every node of a tick (``time_us`` is the manager's clock: the node's
+    stats' sample time, which differs by node within a tick); None where only ``time_us`` is known."""
     catching_up: str | None = None
     """Set on the newest tick shown before the engine has replayed the node's history (live/preview.py): what
     is not known yet (conditions, the pod next to go); None once the node is decided by the engine."""

@@ -96,7 +96,9 @@ def newest(root: Path, request: SettingsRequest | None = None) -> Preview:
         frame = frames.get(name)
         if not ok or fast is None or frame is None or not frame.height:
             reason = None if ok else (error or "no data")
-            nodes[name] = NodeNow(name, tick, time_us, not ok, reason, version, {}, {}, (), None, (), CATCHING_UP)
+            nodes[name] = NodeNow(
+                name, tick, time_us, not ok, reason, version, {}, {}, (), None, (), time_us, CATCHING_UP
+            )
             continue
         stepper = fast
         assert stepper.fast is not None
@@ -121,6 +123,7 @@ def newest(root: Path, request: SettingsRequest | None = None) -> Preview:
             (),
             None,
             tuple(made),
+            tick_times[name][int(frame["tick"][-1])],
             CATCHING_UP,
         )
     return Preview(nodes, last, int(recent["time"].max()), int(ticks["tick"].n_unique()))  # type: ignore[arg-type]

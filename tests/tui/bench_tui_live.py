@@ -4,6 +4,10 @@
    wall time from a tick's poll to the table showing it, the process's CPU per tick, and the peak RSS after
    ``--ticks`` ticks (the history is bounded: :data:`tui.live_model.HISTORY` ticks per node).
 2. With ``--open REC --node NAME``: opening an eviction there (a snapshot of the recording, its node replayed).
+3. With ``--follow REC`` (a recording a live process writes or holds: ``writer.lock`` names a live pid): the real
+   ``tui REC --follow`` headless, as the on-call engineer opens it: wall and CPU to the first frame with the nodes
+   (the newest tick, live/preview.py) and to the engine's rows (the history replayed); run it under
+   ``tests/bench_tree.py`` for the process tree's peak RSS.
 """
 
 from __future__ import annotations
@@ -75,14 +79,45 @@ def open_eviction(rec: Path, name: str) -> None:
     )
 
 
+async def follow(rec: Path) -> None:
+    from tui.live_source import follow_source
+
+    start, cpu0 = time.monotonic(), time.process_time()
+    app = LiveApp(follow_source(rec))
+    async with app.run_test(size=(160, 48)) as pilot:
+        first = engine = None
+        while engine is None and time.monotonic() - start < 1800:
+            await pilot.pause(0.05)
+            if first is None and app.live.nodes:
+                table = app.screen.query_one("#live-nodes", RecordTable)
+                if table.row_count:
+                    first = (time.monotonic() - start, time.process_time() - cpu0, rss_mb(), table.row_count)
+            if app.live.nodes and not app.catching_up:
+                engine = (time.monotonic() - start, time.process_time() - cpu0, rss_mb())
+        await pilot.press("q")
+    if first is not None:
+        print(
+            f"first frame with {first[3]} nodes: {first[0]:.1f} s wall, {first[1]:.1f} s CPU, "
+            f"RSS so far {first[2]:.0f} MB"
+        )
+    if engine is not None:
+        print(
+            f"the engine's rows (history replayed): {engine[0]:.1f} s wall, {engine[1]:.1f} s CPU, "
+            f"peak {engine[2]:.0f} MB"
+        )
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--nodes", type=int, default=100)
     p.add_argument("--ticks", type=int, default=400)
     p.add_argument("--open", metavar="REC")
     p.add_argument("--node")
+    p.add_argument("--follow", metavar="REC")
     args = p.parse_args()
-    if args.open:
+    if args.follow:
+        asyncio.run(follow(Path(args.follow)))
+    elif args.open:
         open_eviction(Path(args.open), args.node)
     else:
         asyncio.run(overview(args.nodes, args.ticks))
