@@ -12,7 +12,7 @@ from typing import Any
 
 import pexpect  # type: ignore[import-untyped]
 import pytest
-from vt_screen import Screen, wait_for_screen
+from vt_screen import Screen, close_child, wait_for_screen
 
 from recordings.scenarios import load_bundled
 from replay.scenario import run_scenario
@@ -39,7 +39,7 @@ def tui(sample_cache: Path, *args: str) -> Iterator[tuple[Any, Screen]]:
         yield child, screen
         child.send("q")
     finally:
-        child.close(force=True)
+        close_child(child)
 
 
 def test_help_scrolls_at_80x24(sample_cache: Path) -> None:

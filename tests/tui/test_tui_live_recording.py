@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pexpect  # type: ignore[import-untyped]
-from vt_screen import Screen, wait_for_screen
+from vt_screen import Screen, close_child, wait_for_screen
 
 ROOT = Path(__file__).resolve().parents[2]
 REALDATA = Path(os.environ.get("EVICTLENS_REALDATA", ROOT.parent / "shared" / "realdata"))
@@ -72,7 +72,7 @@ def test_tui_opens_a_recording_while_its_writer_holds_it(tmp_path: Path) -> None
             child.send("q")
             child.expect(pexpect.EOF)
         finally:
-            child.close(force=True)
+            close_child(child)
         assert child.exitstatus == 0, screen.text()
         assert writer.stdin is not None
         writer.stdin.write("go\n")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pexpect  # type: ignore[import-untyped]
 import pytest
-from vt_screen import Screen, wait_for_screen
+from vt_screen import Screen, close_child, wait_for_screen
 
 from tui.live_source import PACE_ENV
 
@@ -54,7 +54,7 @@ def test_the_sample_play_warns_before_the_kill_at_80x24(tmp_path: Path) -> None:
         child.send("q")
         child.expect(pexpect.EOF)
     finally:
-        child.close(force=True)
+        close_child(child)
     assert child.exitstatus == 0, screen.text()
     assert not any(tmp_path.iterdir()), "the played recording goes with the view"
 

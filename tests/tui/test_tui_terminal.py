@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pexpect  # type: ignore[import-untyped]
-from vt_screen import Screen, wait_for_screen
+from vt_screen import Screen, close_child, wait_for_screen
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,7 +46,7 @@ def test_evictlens_tui_runs_in_a_pseudo_terminal(sample_cache: Path) -> None:
         child.send("q")  # quits from the overview
         child.expect(pexpect.EOF)
     finally:
-        child.close(force=True)
+        close_child(child)
     assert child.exitstatus == 0, screen.text()
 
 

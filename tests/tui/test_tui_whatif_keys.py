@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pexpect  # type: ignore[import-untyped]
-from vt_screen import Screen, wait_for_screen
+from vt_screen import Screen, close_child, wait_for_screen
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,4 +34,4 @@ def test_fields_typed_straight_after_tab_land_in_the_next_field(sample_cache: Pa
         wait_for_screen(child, screen, shows=["Overview — as recorded"], hides=["--eviction-hard"])
         child.send("q")
     finally:
-        child.close(force=True)
+        close_child(child)

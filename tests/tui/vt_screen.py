@@ -101,3 +101,13 @@ def wait_for_screen(
             continue
         except pexpect.EOF:
             raise AssertionError(f"the program ended before the screen showed {list(shows)}:\n{text}") from None
+
+
+def close_child(child: Any) -> None:
+    """End a pexpect child for good: ``close(force=True)`` gives a SIGKILLed process 0.1 s to be reaped and raises
+    "Could not terminate the child" when a loaded box takes longer; then wait for it (it is already killed)."""
+    try:
+        child.close(force=True)
+    except pexpect.ExceptionPexpect:
+        child.ptyproc.kill(9)
+        child.ptyproc.wait()
