@@ -44,6 +44,9 @@ BUILTIN_PRIORITIES = {"system-node-critical": 2000001000, "system-cluster-critic
 _UID_NS = uuid.UUID("6f1c1e0a-4d7e-4a52-9f0e-5b3f7d0c2a11")
 ROLLUP_SECONDS = 3600.0
 """Window parts are merged into one part per this much of the range (a day: 24 parts)."""
+MERGE_BATCH_BYTES = 32 << 20
+"""Rows a merge sorts at a time (estimated decoded bytes; the writer's default is 64 MiB): a merge's peak
+is a few times this, and it must fit the budget next to the import's state."""
 GAP = "prometheus: no node-level sample at this step (a scrape failure or a staleness gap)"
 
 
@@ -208,22 +211,27 @@ def _write(
     # the window parts of each hour are merged into one as the import goes (a streaming merge), so a
     # day ends as 24 parts and the final compaction reads those, not a thousand small ones
     per_part, rolled, group_lo = max(1, round(ROLLUP_SECONDS / spec.step)), 0, 0
-    # one window ahead: the server answers window i + 1 while this process assembles window i
-    pending = _submit(client, spec, b, *windows[0])
+    writer.compact_batch_bytes = MERGE_BATCH_BYTES
+    # one window ahead: the server answers window i + 1 while this process assembles window i — except
+    # before a merge, which then runs with nothing in flight (the budget holds one or the other)
+    pending: Pending | None = _submit(client, spec, b, *windows[0])
     for i, (lo, hi) in enumerate(windows):
         report("importing", i, len(windows))
-        ahead = _submit(client, spec, b, *windows[i + 1]) if i + 1 < len(windows) else None
+        merge = hi - group_lo >= per_part and hi < total
+        last = i + 1 == len(windows)
+        ahead = _submit(client, spec, b, *windows[i + 1]) if not (last or merge) else None
+        assert pending is not None
         results = client.collect(pending)
+        pending = None
         for family in family_queries(b.conv):
             intervals.add(family, results.pop(f"interval:{family}", []))
         gaps += _window(results, spec, b, nodes, writer, state, used, lo, hi)
         del results
-        if hi - group_lo >= per_part and hi < total:
+        if merge:
             writer.compact(since=rolled + 1)
             parts = list_parts(writer.root)
             rolled, group_lo = (parts[-1][1] if parts else rolled), hi
-        if ahead is not None:
-            pending = ahead
+        pending = ahead if ahead is not None else None if last else _submit(client, spec, b, *windows[i + 1])
     report("importing", len(windows), len(windows))
     state.finish(writer)
     measured = intervals.measured()

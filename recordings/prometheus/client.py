@@ -352,6 +352,7 @@ class _DaemonPool:
                 fut.set_result(fn(*args))
             except BaseException as exc:
                 fut.set_exception(exc)
+            del job, fut, args  # an idle worker must not keep its last answer alive (a window's worth each)
 
     def shutdown(self) -> None:
         """Cancel what has not started; the daemon threads end with their current request."""
