@@ -419,9 +419,7 @@ def _num(t: float) -> str:
 def render(vec: Vec, steps: Sequence[float], matrix: bool) -> bytes:
     """``{"status":"success","data":{"resultType":…,"result":[…]}}``: series without samples left out,
     labels with empty values absent, values formatted as Go's FormatFloat(v, 'f', -1) does for whole numbers."""
-    times = pl.DataFrame(
-        {"step": list(range(len(steps))), "tt": [_num(t) for t in steps]}, schema={"step": pl.Int64, "tt": pl.String}
-    )
+    times = pl.Series("tt", [_num(t) for t in steps], dtype=pl.String)
     v = pl.col("v")
     text = (
         pl.when(v.is_nan())
@@ -433,9 +431,9 @@ def render(vec: Vec, steps: Sequence[float], matrix: bool) -> bytes:
         .otherwise(v.cast(pl.String))
     )
     pairs = (
-        vec.samples.join(times, on="step")
+        vec.samples.select("sid", "step", "v")
         .sort("sid", "step")
-        .select("sid", pl.format('[{},"{}"]', pl.col("tt"), text).alias("pair"))
+        .select("sid", pl.format('[{},"{}"]', pl.lit(times).gather(pl.col("step")), text).alias("pair"))
         .group_by("sid", maintain_order=True)
         .agg(pl.col("pair").str.join(","))
     )
