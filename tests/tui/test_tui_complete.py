@@ -68,7 +68,8 @@ async def test_help_scrolls_lists_the_domain_keys_first_and_help_is_first_in_the
 ) -> None:
     app = _app(sample_cache, tmp_path)
     async with app.run_test(size=SMALL) as pilot:
-        await until(pilot, lambda: overview_ready(app), "the overview")
+        # the footer is composed after the screen's first frame: wait for its keys, then read the first
+        await until(pilot, lambda: overview_ready(app) and bool(app.screen.query(FooterKey)), "the overview's footer")
         keys = [k for k in app.screen.query(FooterKey)]
         assert keys and keys[0].action == "help"  # at 80 columns the rest is cut, never ? Help
         await pilot.press("question_mark")
