@@ -527,7 +527,7 @@ class ResultBuilder:
                 "pod's last state) not counted: no setting replayed here could have changed "
                 f"{'them' if earlier != 1 else 'it'}"
             )
-        races = too_fast(signals, nodes, kills)
+        races = too_fast((p.signals for p in self._partials), nodes, kills)
         nodes = [replace(n, too_fast=races.get(n.node, ())) for n in nodes]
         return ReplayResult(
             recording=str(rec.root),

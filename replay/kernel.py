@@ -10,6 +10,7 @@ OOM killer first. Those moments are read off the result's own ``memory.available
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,6 +34,7 @@ __all__ = [
     "ready_transitions",
     "same_kill",
     "too_fast",
+    "too_fast_reference",
 ]
 
 SIGNAL = "memory.available"
@@ -93,36 +95,37 @@ def ready_transitions(rec: Recording, nodes: Iterable[str]) -> tuple[ReadyTransi
 
 
 def too_fast(
-    signals: pl.LazyFrame, nodes: Sequence[NodeResult], kills: Sequence[KernelKill]
+    signals: Iterable[pl.LazyFrame], nodes: Sequence[NodeResult], kills: Sequence[KernelKill]
 ) -> dict[str, tuple[TooFast, ...]]:
     """Per node, each pair of consecutive passes where ``memory.available`` was above every hard threshold (and
     above exhaustion) at the first and exhausted at the second, or a node-wide kernel kill (``SystemOOM``) came
-    in between."""
-    hard = pl.DataFrame(
-        [(n.node, t.id, True) for n in nodes for t in n.thresholds if t.hard and t.signal == SIGNAL],
-        schema={"node": pl.String, "threshold_id": pl.Int32, "_hard": pl.Boolean},
-        orient="row",
-    )
-    rows = (
-        signals.filter(pl.col("signal") == SIGNAL)
-        .select("node", "tick", "time", "available", "capacity", "threshold_id", "threshold_value")
-        .collect()
-    )
-    if rows.is_empty():
+    in between.
+
+    ``signals``: each node's (or node group's) signal rows, read one frame at a time so memory stays one node's
+    passes whatever the cluster's size; the pairs are found with columns and only the few that qualify are
+    judged one by one (:func:`_race`). :func:`too_fast_reference` walks every pair and is held equal to this."""
+    hard = _hard(nodes)
+    kill_times = _system_oom_times(kills)
+    out: dict[str, tuple[TooFast, ...]] = {}
+    for frame in signals:
+        passes = _passes(frame, hard)
+        if passes.is_empty():
+            continue
+        for (node,), df in passes.partition_by("node", as_dict=True, maintain_order=True).items():
+            races = _node_races(str(node), df, sorted(kill_times.get(str(node), [])))
+            if races:
+                out[str(node)] = races
+    return out
+
+
+def too_fast_reference(
+    signals: pl.LazyFrame, nodes: Sequence[NodeResult], kills: Sequence[KernelKill]
+) -> dict[str, tuple[TooFast, ...]]:
+    """The simple path: every consecutive pair of every node's passes, one by one."""
+    passes = _passes(signals, _hard(nodes))
+    if passes.is_empty():
         return {}
-    rows = rows.join(hard, on=["node", "threshold_id"], how="left")
-    passes = (
-        rows.with_columns(hard_value=pl.when(pl.col("_hard")).then(pl.col("threshold_value")))
-        .group_by("node", "tick")
-        .agg(
-            pl.col("time").first(), pl.col("available").first(), pl.col("capacity").first(), pl.col("hard_value").max()
-        )
-        .sort("node", "tick")
-    )
-    by_node: dict[str, list[datetime]] = {}
-    for k in kills:  # a container OOMKilled at its own limit says nothing of the node's memory: SystemOOM only
-        if k.node is not None and k.kind == SYSTEM_OOM:
-            by_node.setdefault(k.node, []).extend([k.time] * max(1, k.count))
+    by_node = _system_oom_times(kills)
     out: dict[str, list[TooFast]] = {}
     for (node,), df in passes.partition_by("node", as_dict=True, maintain_order=True).items():
         times = sorted(by_node.get(str(node), []))
@@ -134,6 +137,74 @@ def too_fast(
                     out.setdefault(str(node), []).append(found)
             prev = cur
     return {node: tuple(races) for node, races in out.items()}
+
+
+def _hard(nodes: Sequence[NodeResult]) -> pl.DataFrame:
+    return pl.DataFrame(
+        [(n.node, t.id, True) for n in nodes for t in n.thresholds if t.hard and t.signal == SIGNAL],
+        schema={"node": pl.String, "threshold_id": pl.Int32, "_hard": pl.Boolean},
+        orient="row",
+    )
+
+
+def _system_oom_times(kills: Sequence[KernelKill]) -> dict[str, list[datetime]]:
+    by_node: dict[str, list[datetime]] = {}
+    for k in kills:  # a container OOMKilled at its own limit says nothing of the node's memory: SystemOOM only
+        if k.node is not None and k.kind == SYSTEM_OOM:
+            by_node.setdefault(k.node, []).extend([k.time] * max(1, k.count))
+    return by_node
+
+
+def _passes(signals: pl.LazyFrame, hard: pl.DataFrame) -> pl.DataFrame:
+    """One row per node and pass: its time, ``memory.available``, capacity and highest hard threshold."""
+    rows = (
+        signals.filter(pl.col("signal") == SIGNAL)
+        .select("node", "tick", "time", "available", "capacity", "threshold_id", "threshold_value")
+        .collect()
+    )
+    if rows.is_empty():
+        return rows
+    rows = rows.join(hard, on=["node", "threshold_id"], how="left")
+    return (
+        rows.with_columns(hard_value=pl.when(pl.col("_hard")).then(pl.col("threshold_value")))
+        .group_by("node", "tick")
+        .agg(
+            pl.col("time").first(), pl.col("available").first(), pl.col("capacity").first(), pl.col("hard_value").max()
+        )
+        .sort("node", "tick")
+    )
+
+
+def _node_races(node: str, df: pl.DataFrame, kill_times: list[datetime]) -> tuple[TooFast, ...]:
+    """The pairs :func:`_race` can accept (the first pass above the threshold and exhaustion, and the second
+    exhausted or a kill in between), found with columns, then judged by :func:`_race` itself."""
+
+    def floor(capacity: pl.Expr) -> pl.Expr:
+        return pl.max_horizontal(
+            pl.lit(EXHAUSTED_FLOOR, pl.Int64), (capacity.fill_null(0) * EXHAUSTED_FRACTION).cast(pl.Int64)
+        )
+
+    above = (
+        pl.col("available").shift(1)
+        > pl.max_horizontal(pl.col("hard_value").shift(1).fill_null(0), floor(pl.col("capacity")).shift(1))
+    ).fill_null(False)
+    exhausted = (pl.col("available") <= floor(pl.col("capacity"))).fill_null(False)
+    flags = df.select(above=above, exhausted=exhausted)
+    able = flags["above"].to_list()
+    candidates = set(flags.with_row_index().filter(pl.col("above") & pl.col("exhausted"))["index"].to_list())
+    if kill_times:
+        times = df["time"].to_list()
+        for t in kill_times:  # the pair (i - 1, i) whose interval (time[i - 1], time[i]] holds the kill
+            i = bisect_left(times, t)
+            if 0 < i < len(times) and able[i]:
+                candidates.add(i)
+    races = []
+    for i in sorted(candidates):
+        a, b = df.row(i - 1, named=True), df.row(i, named=True)
+        found = _race(node, a, b, kill_times)
+        if found is not None:
+            races.append(found)
+    return tuple(races)
 
 
 def _race(node: str, a: dict[str, object], b: dict[str, object], kill_times: list[datetime]) -> TooFast | None:
