@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import os
 import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from kube.errors import InputError, RecordingError
 from recordings import format as fmt
+from recordings.scratch import scratch_path
 
 if TYPE_CHECKING:
     from recordings.recorder.main import Recorder
@@ -102,7 +102,7 @@ class FollowSource:
 
 def private_dir(prefix: str) -> Path:
     """A new 0700 directory for a recording that lives as long as the watch (mkdtemp makes it 0700)."""
-    return Path(tempfile.mkdtemp(prefix=prefix))
+    return scratch_path(prefix)
 
 
 class SampleSource:

@@ -29,6 +29,7 @@ from pathlib import Path
 from kube.errors import RecordingError
 
 from . import format as fmt
+from .scratch import process_alive
 
 ATTEMPTS = 50
 """Snapshots retried when the writer changed the listing meanwhile (a fold is one rename and a few
@@ -158,21 +159,11 @@ def sweep_orphans(name: str, where: Path) -> list[Path]:
         if not entry.name.startswith(prefix) or not entry.is_dir(follow_symlinks=False):
             continue
         pid = entry.name[len(prefix) :].split("-", 1)[0]
-        if not pid.isdigit() or _alive(int(pid)):
+        if not pid.isdigit() or process_alive(int(pid)):
             continue
         fmt.remove_tree(Path(entry.path))
         removed.append(Path(entry.path))
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process
-    return True
 
 
 def _listing(root: Path) -> list[tuple[int, int, str]]:

@@ -14,7 +14,6 @@ engine to, and what ``reference=True`` (``--reference``) runs instead.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from kube.errors import InputError
 from recordings.reader import Recording, to_micros
+from recordings.scratch import scratch_dir
 from replay.reference import NodeRun, Pass
 from replay.reference import select_nodes as reference_select
 from replay.results import ReplayResult
@@ -115,7 +115,7 @@ def replay(
 
     names = select_nodes(rec, names)
     notes = [*(f"skipped (--skip-bad): {s}" for s in getattr(rec, "skipped", [])), *notes]
-    spool = tempfile.TemporaryDirectory(prefix="evictlens-frames-")  # removed when the results are gone
+    spool = scratch_dir("evictlens-frames-")  # removed when the results are gone
     where = Path(spool.name)
     partials: list[list[NodePartial]]
     if reference:

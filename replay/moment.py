@@ -10,10 +10,10 @@ conditions held by the transition period.
 from __future__ import annotations
 
 import dataclasses
-import tempfile
 from pathlib import Path
 
 from recordings.reader import Recording
+from recordings.scratch import scratch_dir
 from replay.engine import Moment, MomentPass, NodeRun, Pass
 from replay.engine import moment as engine_moment
 from replay.explain import Explanation, ObservationRow, manager_state
@@ -74,7 +74,7 @@ def _explain_regenerated(
         times = {t.index: t.time for t in rec.ticks(names[0])} if len(names) == 1 else {}
         if moment.tick in times:
             moment = Moment(at=times[moment.tick])
-    with tempfile.TemporaryDirectory(prefix="evictlens-closed-loop-") as tmp:
+    with scratch_dir("evictlens-closed-loop-") as tmp:
         again = regenerate(rec, request, Path(tmp) / "rec")
         found = engine_moment(again.recording, again.request, node, moment, jobs=jobs)
         explanation = explanation_of(found.run, found.p, moment)

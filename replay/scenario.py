@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import dataclasses
 import shutil
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -28,6 +27,7 @@ from recordings.format import Manifest
 from recordings.scenarios import Scenario, ScenarioRun
 from recordings.scenarios.generator import KernelKill
 from recordings.scenarios.units import format_duration
+from recordings.scratch import scratch_dir
 from recordings.summary_codec import EPOCH
 from recordings.writer import RecordingWriter
 from replay.context import active_pods
@@ -369,7 +369,7 @@ def load_variant(gen: GeneratedWith, request: SettingsRequest) -> tuple[Scenario
     given = {_flag_name(f) for f in mine}
     flags = [f for f in gen.kubelet_flags if _flag_name(f) not in given] + mine
     version = request.kubelet_version or gen.kubelet_version
-    with tempfile.TemporaryDirectory(prefix="evictlens-scenario-") as tmp:
+    with scratch_dir("evictlens-scenario-") as tmp:
         base = Path(tmp) / "scenario"
         base.mkdir()
         for name, data in gen.files.items():
@@ -423,7 +423,7 @@ def closed_loop_replay(
     for i, request in enumerate(requests):
         if out[i] is not None:
             continue
-        with tempfile.TemporaryDirectory(prefix="evictlens-closed-loop-") as tmp:
+        with scratch_dir("evictlens-closed-loop-") as tmp:
             again = regenerate(rec, request, Path(tmp) / "rec")
             (result,) = replay(again.recording, [again.request], names)
         out[i] = _as_closed_loop(rec, request, result, again.flags, again.version)

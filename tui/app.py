@@ -24,6 +24,7 @@ from textual.screen import Screen
 from textual.worker import Worker
 
 from kube.errors import EvictlensError
+from recordings.scratch import scratch_dir
 from replay.settings import SettingsRequest
 from tui.loading import ReplayJob, classify, describe_request
 from tui.messages import (
@@ -137,7 +138,7 @@ class EvictlensApp(App[int]):
         ``evictlens unpack`` would (recordings/pack.py)."""
         from recordings.pack import unpack
 
-        self._unpacked = tempfile.TemporaryDirectory(prefix="evictlens-tui-")
+        self._unpacked = scratch_dir("evictlens-tui-")
         dest = Path(self._unpacked.name) / packed.name.removesuffix(".evictlens.tar")
         unpack(packed, dest)
         return dest

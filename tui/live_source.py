@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kube.errors import InputError
+from recordings.scratch import scratch_dir
 
 LOCK = "writer.lock"
 """recordings/FORMAT.md §3.1: a writer holds it for its whole lifetime (never copied into a snapshot)."""
@@ -223,4 +224,4 @@ def snapshot(root: Path, into: Path) -> Path:
 
 def private_tempdir(prefix: str) -> tempfile.TemporaryDirectory[str]:
     """A 0700 temporary directory (mkdtemp's own mode), removed when the view ends."""
-    return tempfile.TemporaryDirectory(prefix=prefix)
+    return scratch_dir(prefix)

@@ -17,6 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from recordings.reader import Recording, open_recording
+from recordings.scratch import scratch_dir
 from replay import views
 from replay.kernel import distinct_kills
 from replay.kubelet.config import FlagOverrides
@@ -120,7 +121,7 @@ class ResultsView:
                 request, _notes = self.settings_request()
                 if not can_regenerate(rec, request):
                     return rec, None
-                tmp = tempfile.TemporaryDirectory(prefix="evictlens-tui-closed-loop-")
+                tmp = scratch_dir("evictlens-tui-closed-loop-")
                 again = regenerate(rec, request, Path(tmp.name) / "rec")
                 self._world = (again.recording, again.request, tmp)
             return self._world[0], self._world[1]

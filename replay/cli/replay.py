@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from kube.errors import InputError
+from recordings.scratch import scratch_dir
 from replay.cli.args import (
     add_counterfactual_argument,
     add_kubelet_arguments,
@@ -33,14 +34,13 @@ def run_replay(args: argparse.Namespace) -> int:
 
 def _replay_sample(args: argparse.Namespace) -> int:
     """A bundled scenario generated (closed loop, as its own kubelet) into a temporary recording, then replayed."""
-    import tempfile
 
     from recordings.scenarios import load_bundled
     from replay.scenario import run_scenario
 
     if args.recording:
         raise InputError("give a recording or --sample, not both", field="--sample")
-    with tempfile.TemporaryDirectory(prefix="evictlens-sample-") as tmp:
+    with scratch_dir("evictlens-sample-") as tmp:
         run_scenario(load_bundled(args.sample), Path(tmp) / args.sample)
         return _replay(args, str(Path(tmp) / args.sample))
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kube.errors import EXIT_FINDING, EXIT_OK, InputError
+from recordings.scratch import scratch_dir
 from replay.cli.args import add_speed_arguments, gates_from_args, jobs_of
 from replay.settings import SettingsRequest
 from replay.tune import DEFAULTS, FLAGS, MAX_CANDIDATES
@@ -46,7 +46,7 @@ def open_input(text: str, stack: ExitStack) -> Recording:
         scenario = load_bundled(text)
     from replay.scenario import run_scenario
 
-    where = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evictlens-tune-"))) / scenario.name
+    where = Path(stack.enter_context(scratch_dir("evictlens-tune-"))) / scenario.name
     run_scenario(scenario, where)
     return open_recording(where)
 
