@@ -1,0 +1,127 @@
+"""The columnar parse of query answers gives the same recording as the per-series parse it replaced (issue 26
+item 6), table by table.
+
+Why a stored digest: the per-series parse (a Python object per sample, commit 9d95d61) is gone; before it went,
+``python tests/recordings/prometheus/test_prom_columns.py --write`` recorded each table's digest of these imports
+in ``prom_columns_golden.json`` (bundled scenarios through a real Prometheus — evictions, pods that go, 20 s
+scrapes, kube-prometheus-stack's dropped cgroups — and the benchmark model through the stand-in, several windows).
+A table that differs names itself. The byte scan itself is held equal to a full JSON parse on awkward answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import polars as pl
+import pytest
+from prom_bench_model import T0
+from prom_standin import Model, serve
+from prom_support import (
+    MISSING,
+    PROMETHEUS,
+    PROMTOOL,
+    backfill,
+    openmetrics_from_recording,
+    prometheus,
+    write_side_files,
+)
+
+from recordings.prometheus.build import PrometheusImport, import_prometheus
+from recordings.prometheus.client import ClientOptions
+from recordings.reader import open_recording
+from recordings.scenarios import load_bundled
+from replay.scenario import run_scenario
+
+GOLDEN = Path(__file__).with_name("prom_columns_golden.json")
+TABLES = ("ticks", "node_stats", "system_container_stats", "pod_stats", "container_stats", "objects")
+SCENARIOS = {  # name → (bundled scenario, chart_drops, every, extra import flags)
+    "sidecar-stress": ("sidecar-stress", False, 1, ("--window", "2m")),
+    "disk-pressure-20s": ("disk-pressure", False, 2, ()),
+    "sidecar-chart": ("sidecar-stress", True, 1, ()),
+}
+
+
+def digest(rec: Path) -> dict[str, object]:
+    """Per table: rows and a SHA-256 of its rows in a canonical order; the manifest's notes."""
+    reader = open_recording(rec)
+    out: dict[str, object] = {}
+    for table in TABLES:
+        df = reader.scan(table).collect()
+        df = df.sort(pl.all(), nulls_last=True)
+        out[table] = [df.height, hashlib.sha256(df.write_csv().encode()).hexdigest()]
+    out["notes"] = list(reader.manifest.notes)
+    return out
+
+
+def _scenario(name: str, work: Path) -> dict[str, object]:
+    scenario, chart_drops, every, extra = SCENARIOS[name]
+    rec = work / "rec"
+    run_scenario(load_bundled(scenario), rec)
+    side = openmetrics_from_recording(rec, work / "om.txt", chart_drops=chart_drops, every=every)
+    backfill(work / "om.txt", work / "data")
+    ticks = open_recording(rec).ticks()
+    args = write_side_files(side, work)
+    with prometheus(work / "data") as srv:
+        out = work / "imp"
+        argv = [sys.executable, "-m", "replay.cli", "import", "--prometheus", srv.url, "--from"]
+        argv += [f"{ticks[0].time.timestamp()}", "--to", f"{ticks[-1].time.timestamp()}", "--lookback", "5s"]
+        done = subprocess.run([*argv, "-o", str(out), *args, *extra], capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+    return digest(out)
+
+
+def _standin(work: Path) -> dict[str, object]:
+    server = serve(Model(3, 4, 1))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        out = work / "imp"
+        spec = PrometheusImport(
+            client=ClientOptions(url=f"http://127.0.0.1:{server.server_address[1]}"),
+            start=T0 + 600,
+            end=T0 + 3600 - 10,
+            window=700.0,
+        )
+        import_prometheus(spec, out)
+        return digest(out)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def golden() -> dict[str, dict[str, object]]:
+    data: dict[str, dict[str, object]] = orjson.loads(GOLDEN.read_bytes())
+    return data
+
+
+@pytest.mark.skipif(PROMETHEUS is None or PROMTOOL is None, reason=MISSING)
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_a_scenario_imports_to_the_same_tables(name: str, golden: dict[str, dict[str, object]], tmp_path: Path) -> None:
+    got = _scenario(name, tmp_path)
+    for table, want in golden[name].items():
+        assert got[table] == want, (name, table)
+
+
+def test_the_benchmark_model_imports_to_the_same_tables(golden: dict[str, dict[str, object]], tmp_path: Path) -> None:
+    got = _standin(tmp_path)
+    for table, want in golden["standin"].items():
+        assert got[table] == want, ("standin", table)
+
+
+def _write(work: Iterator[Path]) -> None:
+    out = {name: _scenario(name, next(work)) for name in sorted(SCENARIOS)}
+    out["standin"] = _standin(next(work))
+    GOLDEN.write_bytes(orjson.dumps(out, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n")
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        _write(Path(tmp) / str(i) for i in range(100))
