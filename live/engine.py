@@ -291,7 +291,7 @@ class LiveEngine:
         else:  # never answered yet: shown stale with nothing observed, never as a healthy node
             info = ((self._node_objects.get(live.name) or {}).get("status") or {}).get("nodeInfo") or {}
             version = ".".join(str(info.get("kubeletVersion") or "").lstrip("v").split(".")[:2])
-            live.now = NodeNow(live.name, tick, time_us, True, error, version, {}, {}, (), None, (), time_us)
+            live.now = NodeNow.without_pass(live.name, tick, time_us, stale=True, reason=error, version=version)
         if live.stale:
             return []
         live.stale = True
@@ -322,18 +322,18 @@ class LiveEngine:
             live.next_to_go = self._next_to_go(live, d, forecasts)
         next_to_go = live.next_to_go
         live.now = NodeNow(
-            live.name,
-            d.tick,
-            now_us,
-            False,
-            None,
-            stepper.settings.profile.version,
-            signals,
-            {k: tuple(v) for k, v in thresholds.items()},
-            conditions,
-            next_to_go,
-            tuple(forecasts),
-            d.tick_time_us,
+            node=live.name,
+            tick=d.tick,
+            time_us=now_us,
+            stale=False,
+            stale_reason=None,
+            kubelet_version=stepper.settings.profile.version,
+            signals=signals,
+            thresholds={k: tuple(v) for k, v in thresholds.items()},
+            conditions=conditions,
+            next_to_go=next_to_go,
+            forecasts=tuple(forecasts),
+            tick_time_us=d.tick_time_us,
         )
         # what changed
         for kind, changed in (

@@ -90,6 +90,35 @@ class NodeNow:
     """Set on the newest tick shown before the engine has replayed the node's history (live/preview.py): what
     is not known yet (conditions, the pod next to go); None once the node is decided by the engine."""
 
+    @classmethod
+    def without_pass(
+        cls,
+        node: str,
+        tick: int,
+        time_us: int,
+        *,
+        stale: bool,
+        reason: str | None,
+        version: str,
+        catching_up: str | None = None,
+    ) -> NodeNow:
+        """A node whose tick gave no pass (a gap, or one not replayed yet): nothing observed, nothing ranked."""
+        return cls(
+            node=node,
+            tick=tick,
+            time_us=time_us,
+            stale=stale,
+            stale_reason=reason,
+            kubelet_version=version,
+            signals={},
+            thresholds={},
+            conditions=(),
+            next_to_go=None,
+            forecasts=(),
+            tick_time_us=time_us,
+            catching_up=catching_up,
+        )
+
 
 @dataclass(frozen=True)
 class LiveEvent:

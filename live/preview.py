@@ -96,8 +96,8 @@ def newest(root: Path, request: SettingsRequest | None = None) -> Preview:
         frame = frames.get(name)
         if not ok or fast is None or frame is None or not frame.height:
             reason = None if ok else (error or "no data")
-            nodes[name] = NodeNow(
-                name, tick, time_us, not ok, reason, version, {}, {}, (), None, (), time_us, CATCHING_UP
+            nodes[name] = NodeNow.without_pass(
+                name, tick, time_us, stale=not ok, reason=reason, version=version, catching_up=CATCHING_UP
             )
             continue
         stepper = fast
@@ -112,19 +112,19 @@ def newest(root: Path, request: SettingsRequest | None = None) -> Preview:
             thresholds, made = forecast(name, observed, resolved, history, _us(when), tracked)
         signals = {s: v[0] for s, v in observed.items()}
         nodes[name] = NodeNow(
-            name,
-            int(frame["tick"][-1]),
-            _us(frame["when"][-1]),
-            False,
-            None,
-            stepper.settings.profile.version,
-            signals,
-            {k: tuple(v) for k, v in thresholds.items()},
-            (),
-            None,
-            tuple(made),
-            tick_times[name][int(frame["tick"][-1])],
-            CATCHING_UP,
+            node=name,
+            tick=int(frame["tick"][-1]),
+            time_us=_us(frame["when"][-1]),
+            stale=False,
+            stale_reason=None,
+            kubelet_version=stepper.settings.profile.version,
+            signals=signals,
+            thresholds={k: tuple(v) for k, v in thresholds.items()},
+            conditions=(),
+            next_to_go=None,
+            forecasts=tuple(made),
+            tick_time_us=tick_times[name][int(frame["tick"][-1])],
+            catching_up=CATCHING_UP,
         )
     return Preview(nodes, last, int(recent["time"].max()), int(ticks["tick"].n_unique()))  # type: ignore[arg-type]
 
