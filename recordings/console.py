@@ -22,7 +22,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["PIPE_WIDTH", "make_console", "print_table"]
+__all__ = ["PIPE_WIDTH", "make_console", "plural", "print_table"]
 
 PIPE_WIDTH = 132
 
@@ -92,3 +92,8 @@ def print_table(console: Console, table: Table) -> None:
             else:
                 console.print(f"{prefix}{header}:")
                 console.print(value)
+
+
+def plural(n: int, word: str) -> str:
+    """``1 eviction``, ``2 evictions``: a count with its noun, as people write it."""
+    return f"{n} {word}{'' if n == 1 else 's'}"

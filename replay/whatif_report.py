@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from recordings.console import plural
+
 if TYPE_CHECKING:
     from datetime import datetime
 
@@ -70,10 +72,6 @@ def horizon_lines(c: Comparison) -> list[str]:
     return out
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 def kernel_cell(v: VariantSummary) -> str:
     """The table's "kernel kills": ``✖ 1`` in red (killed anyway), ``⚠ NotReady`` and the moments memory ran out
     between passes under it, and what a counterfactual variant cannot judge (after its horizon)."""
@@ -114,23 +112,23 @@ def kernel_lines(c: Comparison) -> list[str]:
                 if v.first_eviction is None or v.first_eviction > k.time
                 else f"after its first eviction at {fmt_time(v.first_eviction)}"
             )
-            also = f" ({_plural(v.kernel_kills, 'kernel kill')} in all)" if v.kernel_kills > 1 else ""
+            also = f" ({plural(v.kernel_kills, 'kernel kill')} in all)" if v.kernel_kills > 1 else ""
             out.append(
                 f"#{v.index}: the kernel kills first, at {fmt_time(k.time)} on {k.node or '?'} "
                 f"({_reports(v.first_kill_reports or (k,))}) — {before}{also}"
             )
         if v.too_fast:
             out.append(
-                f"#{v.index}: memory ran out between two kubelet passes {_plural(v.too_fast, 'time')} "
+                f"#{v.index}: memory ran out between two kubelet passes {plural(v.too_fast, 'time')} "
                 "(too fast for the kubelet's loop; `evictlens replay` shows each)"
             )
         for node in v.not_ready_nodes:
             t = next(t for t in v.not_ready if t.node == node)
             why = f" ({t.reason})" if t.reason else ""
             out.append(f"#{v.index} {node}: Ready {t.status} at {fmt_time(t.time)}{why}: NotReady")
-        apart = [_plural(v.kernel_kills_not_judged, "real kernel kill")] if v.kernel_kills_not_judged else []
+        apart = [plural(v.kernel_kills_not_judged, "real kernel kill")] if v.kernel_kills_not_judged else []
         if v.too_fast_not_judged:
-            apart.append(f"memory ran out between passes {_plural(v.too_fast_not_judged, 'time')}")
+            apart.append(f"memory ran out between passes {plural(v.too_fast_not_judged, 'time')}")
         if apart:
             out.append(
                 f"#{v.index}: not judged, after its horizon (the recording no longer shows its world there): "

@@ -24,6 +24,7 @@ from textual.screen import Screen
 from textual.worker import Worker
 
 from kube.errors import EvictlensError
+from recordings.console import plural
 from recordings.scratch import scratch_dir
 from replay.settings import SettingsRequest
 from tui.loading import ReplayJob, classify, describe_request
@@ -238,7 +239,9 @@ class EvictlensApp(App[int]):
                 exit_on_error=False,
             )
         else:
-            self.notify(f"{message.view.label}: {len(message.view.result.evictions)} evictions", title="what-if done")
+            self.notify(
+                f"{message.view.label}: {plural(len(message.view.result.evictions), 'eviction')}", title="what-if done"
+            )
             self._notify_screens()
 
     def on_work_failed(self, message: WorkFailed) -> None:

@@ -14,6 +14,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
+from recordings.console import plural
 from replay.compare import EvictionPair, align
 from replay.kernel import Judged, judge
 from replay.replay_report import kill_victim, marked_diff
@@ -32,10 +33,6 @@ STATUS_STYLE = {"message differs": "bold yellow", "only in A": "red", "only in B
 KILL_STYLE = "bold red"
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 def kernel_summary(result: ReplayResult) -> Text:
     """``✖ 1 kernel kill (first 00:03:24 on worker-1) · memory ran out between passes 1 time · ⚠ NotReady
     worker-1``: what counts against the result (:func:`replay.kernel.judge`: in a closed loop all of it, on a
@@ -45,12 +42,12 @@ def kernel_summary(result: ReplayResult) -> Text:
     out = Text()
     if kills:
         first = kernel.kills[0]
-        out.append(f"✖ {_plural(kills, 'kernel kill')}", style=KILL_STYLE)
+        out.append(f"✖ {plural(kills, 'kernel kill')}", style=KILL_STYLE)
         out.append(f" (first {first.time.strftime('%H:%M:%S')} on {first.node or '?'}: {kill_victim(first)})")
     else:
         out.append("0 kernel kills")
     if kernel.too_fast:
-        out.append(f" · memory ran out between passes {_plural(len(kernel.too_fast), 'time')}", style="red")
+        out.append(f" · memory ran out between passes {plural(len(kernel.too_fast), 'time')}", style="red")
     if kernel.not_ready_nodes:
         out.append(f" · ⚠ NotReady {', '.join(kernel.not_ready_nodes)}", style=KILL_STYLE)
     apart = len(kernel.kills_not_judged) + kernel.too_fast_not_judged
