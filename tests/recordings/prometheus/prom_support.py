@@ -423,3 +423,24 @@ def write_side_files(side: dict[str, Any], directory: Path) -> list[str]:
     classes = directory / "priorityclasses.json"
     classes.write_bytes(orjson.dumps(side["priority_classes"]))
     return [*args, "--events", str(events), "--priority-classes", str(classes)]
+
+
+def run_evictlens_here(*args: str) -> subprocess.CompletedProcess[str]:
+    """``evictlens ARGS`` in this process, through the same CLI edge (its exit status, one-line errors, stdout and
+    stderr captured): no interpreter start-up and imports per command. ``replay`` runs with ``--jobs 1`` unless
+    told otherwise (no process pool per call; its results equal any ``--jobs``, pinned by tests/replay)."""
+    import io
+
+    from replay.cli import main
+
+    argv = list(args)
+    if argv[:1] == ["replay"] and "--jobs" not in argv:
+        argv += ["--jobs", "1"]
+    out, err = io.TextIOWrapper(io.BytesIO(), "utf-8"), io.TextIOWrapper(io.BytesIO(), "utf-8")  # with .buffer
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    text = []
+    for stream in (out, err):
+        stream.flush()
+        text.append(stream.buffer.getvalue().decode())  # type: ignore[attr-defined]
+    return subprocess.CompletedProcess(argv, code, *text)

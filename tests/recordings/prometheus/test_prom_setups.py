@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -15,7 +14,16 @@ from pathlib import Path
 
 import orjson
 import pytest
-from prom_support import MISSING, PROMETHEUS, PROMTOOL, Variant, backfill, openmetrics_from_recording, prometheus
+from prom_support import (
+    MISSING,
+    PROMETHEUS,
+    PROMTOOL,
+    Variant,
+    backfill,
+    openmetrics_from_recording,
+    prometheus,
+    run_evictlens_here,
+)
 
 from kube.errors import InputError
 from recordings.prometheus.budget import Sizing, choose_window
@@ -24,7 +32,6 @@ from recordings.reader import open_recording
 from recordings.scenarios import load_bundled
 from replay.scenario import run_scenario
 
-EVICTLENS = [sys.executable, "-m", "replay.cli"]
 needs_server = pytest.mark.skipif(PROMETHEUS is None or PROMTOOL is None, reason=MISSING)
 
 
@@ -44,7 +51,7 @@ class Setups:
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*EVICTLENS, *args], capture_output=True, text=True, timeout=600, check=False)
+    return run_evictlens_here(*args)
 
 
 def _evictions(rec: Path) -> list[tuple[str, str, int, str]]:
