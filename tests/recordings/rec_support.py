@@ -258,13 +258,32 @@ def journal_frames(out: Path) -> list[dict[str, Any]]:
     The condition tests wait on: what the recorder has made durable so far.  Frames move
     into Parquet parts on a fold (every 60 ticks by default), so use it for short runs.
     """
-    from recordings.journal import read_frames
-
     frames: list[dict[str, Any]] = []
     journal = out / "journal"
     for seg in sorted(journal.iterdir()) if journal.is_dir() else []:
         with contextlib.suppress(FileNotFoundError):
-            frames += [payload for _end, payload in read_frames(seg)]
+            frames += _segment_frames(seg)
+    return frames
+
+
+_SEGMENTS: dict[Path, tuple[tuple[int, int, int], list[dict[str, Any]]]] = {}
+"""Segment → ((inode, size, mtime ns), its intact frames): tests poll the journal every 50 ms while a segment
+changes once a tick, and decoding a large first frame each time cost more CPU than the recorder under test."""
+
+
+def _segment_frames(seg: Path) -> list[dict[str, Any]]:
+    """The intact frames of one segment, decoded again only when the file changed (read-only callers)."""
+    from recordings.journal import read_frames
+
+    st = seg.stat()
+    key = (st.st_ino, st.st_size, st.st_mtime_ns)
+    cached = _SEGMENTS.get(seg)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    frames = [payload for _end, payload in read_frames(seg)]
+    if len(_SEGMENTS) > 256:
+        _SEGMENTS.clear()
+    _SEGMENTS[seg] = (key, frames)
     return frames
 
 
