@@ -30,6 +30,7 @@ from prom_support import (
     backfill,
     openmetrics_from_recording,
     prometheus,
+    run_evictlens_here,
     write_side_files,
 )
 
@@ -102,7 +103,7 @@ def slow_disk_case(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loaded]
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*EVICTLENS, *args], capture_output=True, text=True, timeout=600, check=False)
+    return run_evictlens_here(*args)  # in this process, through the CLI edge (prom_support.py)
 
 
 def _import(case: Loaded, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
