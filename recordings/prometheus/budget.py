@@ -25,12 +25,14 @@ from .labels import Conventions
 
 BASE_BYTES = 280 * 2**20
 """Interpreter, polars, the client pool: fitted ~256 MB."""
-PER_SERIES = 15_000
-"""Bytes per pod or container series whatever the window: labels of every answer (two windows in flight),
-the once-a-window kube-state-metrics series, pod objects. Fitted ~14 KB."""
-PER_SERIES_STEP = 1_150
-"""Bytes per pod or container series per step: answers (two windows), their parse, the assembled tables.
-Fitted ~1,000 (20 nodes × 110 pods in 1,070 s windows peaked at 1.14 GB with 900 here), plus 15 %."""
+PER_SERIES = 10_000
+"""Bytes per pod or container series whatever the window: the labels of every answer (two windows in flight),
+the pods' kube-state-metrics series when a pod version is observed, pod objects, the allocator's slack.
+Fitted ~7 KB since answers are read as columns (100 nodes × 110 pods: 0.82 GB in 150 s windows, 1.13 GB in
+5-minute ones), plus a margin that keeps a 1 GiB budget's peak near 0.85 GB."""
+PER_SERIES_STEP = 800
+"""Bytes per pod or container series per step: answers as columns (two windows), a node batch's joins, the
+assembled tables. Fitted ~600 (the slope between those two windows), plus a margin."""
 PER_NODE_STEP = 20_000
 """Bytes per node per step: the node-level series (a few dozen) and the tick rows."""
 MAX_WINDOW = 7200.0

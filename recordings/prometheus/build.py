@@ -31,8 +31,8 @@ from ..schema import ALL_SCHEMAS, TIME
 from ..summary_codec import format_time
 from ..writer import RecordingWriter
 from .budget import DEFAULT_BUDGET, choose_window, measure
-from .client import ClientOptions, Pending, PrometheusClient, PrometheusError, Series
-from .detect import discover, ksm_relabel
+from .client import Block, ClientOptions, Pending, PrometheusClient, PrometheusError
+from .detect import discover, ksm_labels
 from .interval import Intervals, family_queries, interval_notes
 from .labels import Conventions
 from .nonfinite import NonFinite
@@ -44,6 +44,8 @@ BUILTIN_PRIORITIES = {"system-node-critical": 2000001000, "system-cluster-critic
 _UID_NS = uuid.UUID("6f1c1e0a-4d7e-4a52-9f0e-5b3f7d0c2a11")
 ROLLUP_SECONDS = 3600.0
 """Window parts are merged into one part per this much of the range (a day: 24 parts)."""
+BATCH_ROWS = 1_000_000
+"""Pod and container samples assembled at a time (a batch of nodes): bounds the joins' memory."""
 MERGE_BATCH_BYTES = 32 << 20
 """Rows a merge sorts at a time (estimated decoded bytes; the writer's default is 64 MiB): a merge's peak
 is a few times this, and it must fit the budget next to the import's state."""
@@ -221,11 +223,12 @@ def _write(
         last = i + 1 == len(windows)
         ahead = _submit(client, spec, b, *windows[i + 1]) if not (last or merge) else None
         assert pending is not None
-        results = client.collect(pending)
+        results = client.collect_blocks(pending)
         pending = None
         for family in family_queries(b.conv):
-            intervals.add(family, results.pop(f"interval:{family}", []))
-        gaps += _window(results, spec, b, nodes, writer, state, used, lo, hi)
+            got = results.pop(f"interval:{family}", None)
+            intervals.add(family, got.series() if got is not None else [])
+        gaps += _window(client, results, spec, b, nodes, writer, state, used, lo, hi)
         del results
         if merge:
             writer.compact(since=rolled + 1)
@@ -304,13 +307,41 @@ def _submit(client: PrometheusClient, spec: PrometheusImport, b: Builder, lo: in
         ranges[name] = (promql, t0, t1, spec.step)
     for family, (promql, _what) in family_queries(b.conv).items():
         ranges[f"interval:{family}"] = (promql, t0, t1, spec.step)
+    instants = {f"static:{name}": at for name, at in _static_queries(spec, b, lo, hi, pods=False).items()}
+    return client.submit_blocks(ranges, instants)
+
+
+def _static_queries(
+    spec: PrometheusImport, b: Builder, lo: int, hi: int, *, pods: bool
+) -> dict[str, tuple[str, float]]:
+    """The rarely changing kube-state-metrics series of window [lo, hi) as of its last step: the nodes' (read
+    every window), or the pods' (read only when a pod version is observed in the window: rarely, and ~10
+    series a pod)."""
+    t0, t1 = spec.start + lo * spec.step, spec.start + (hi - 1) * spec.step
     window = _range_text(t1 - t0 + spec.step)
-    instants = {f"static:{name}": (promql, t1) for name, promql in ksm_static_queries(b, window).items()}
-    return client.submit(ranges, instants)
+    return {
+        name: (promql, t1) for name, promql in ksm_static_queries(b, window).items() if name.startswith("node_") != pods
+    }
+
+
+_STATIC_POD_LABELS = frozenset(
+    ("namespace", "pod", "container", "owner_kind", "owner_name", "owner_is_controller", "restart_policy", "resource")
+)
+
+
+def _pod_statics(client: PrometheusClient, spec: PrometheusImport, b: Builder, lo: int, hi: int) -> dict[str, Block]:
+    """The pods' static series of window [lo, hi), fetched now (the labels :func:`_static_pods` reads)."""
+    got = client.collect_blocks(client.submit_blocks({}, _static_queries(spec, b, lo, hi, pods=True)))
+    out = {}
+    for name, block in got.items():
+        labels = [{k: v for k, v in lab.items() if k in _STATIC_POD_LABELS} for lab in ksm_labels(block.labels, b.conv)]
+        out[name] = block.with_labels(labels)
+    return out
 
 
 def _window(
-    results: Mapping[str, list[Series]],
+    client: PrometheusClient,
+    results: Mapping[str, Block],
     spec: PrometheusImport,
     b: Builder,
     nodes: list[str],
@@ -324,21 +355,40 @@ def _window(
     series_q = node_queries(b) + pod_queries(b) + time_queries(b)
     ksm = {"pod_info", "pod_phase", "pod_reason", "node_condition"}
     results = {
-        name: ksm_relabel(v, b.conv) if name in ksm or name.startswith("static:") else v for name, v in results.items()
+        name: v.with_labels(ksm_labels(v.labels, b.conv)) if name in ksm or name.startswith("static:") else v
+        for name, v in results.items()
     }
     static = {name.removeprefix("static:"): v for name, v in results.items() if name.startswith("static:")}
 
+    per_pod = pod_queries(b)
+    labels = _Labels()
     frames: dict[str, pl.DataFrame] = {}
     for q in series_q:
-        frames[q.name] = _pick_alternative(q, results, spec, nodes, used, state.non_finite)
+        if q not in per_pod:
+            frames[q.name] = _pick_alternative(q, results, spec, nodes, used, state.non_finite, labels)
     ticks = pl.DataFrame({"tick": list(range(lo, hi))}, schema={"tick": pl.Int64})
     grid = pl.DataFrame({"node": nodes}).join(ticks, how="cross")
     pods = _pods(results["pod_info"], spec, nodes)
-    state.update(writer, spec, lo, hi, results, static, pods, nodes)
+    state.update(writer, spec, lo, hi, results, static, lambda: _pod_statics(client, spec, b, lo, hi), pods, nodes)
 
     node_df = _node_table(grid, frames, spec)
     ok = node_df.select("node", pl.col("tick").cast(pl.Int64))
-    pod_df, ctr_df = _pod_tables(frames, pods, results["pod_info"], spec, ok)
+    uids = _uids(pods, results["pod_info"], spec)
+    # pods and containers a few nodes at a time: their joins cost several times the rows they join, and
+    # every step of a window of 11,000 pods is ~10^5 rows
+    rows = sum(results[f"{q.name}#0"].samples.height for q in per_pod)
+    batch = max(1, round(len(nodes) * BATCH_ROWS / max(1, rows)))
+    tables: list[tuple[pl.DataFrame, pl.DataFrame]] = []
+    for first in range(0, len(nodes), batch):
+        some = set(nodes[first : first + batch])
+        mine = {
+            q.name: _pick_alternative(q, results, spec, nodes, used, state.non_finite, labels, some) for q in per_pod
+        }
+        tables.append(_pod_tables(mine, uids, spec, ok.filter(pl.col("node").is_in(list(some)))))
+        del mine
+    pod_df = pl.concat([t[0] for t in tables])
+    ctr_df = pl.concat([t[1] for t in tables])
+    del tables
     sys_df = _system_table(frames, spec, ok)
     gap = grid.join(ok, on=["node", "tick"], how="anti")
     tick_rows = pl.concat(
@@ -362,62 +412,85 @@ def _window(
 
 def _pick_alternative(
     q: Query,
-    results: Mapping[str, list[Series]],
+    results: Mapping[str, Block],
     spec: PrometheusImport,
     nodes: list[str],
     used: dict[str, dict[str, set[str]]],
     non_finite: NonFinite,
+    labels: _Labels | None = None,
+    only: set[str] | None = None,
 ) -> pl.DataFrame:
-    """Per node, the first alternative with data in this window → node, *keys, tick, value."""
+    """Per node (of ``only`` when given), the first alternative with data in this window → node, *keys,
+    tick, value."""
     parts = []
     taken: set[str] = set()
+    serve = nodes if only is None else [n for n in nodes if n in only]
     for j, (src, _promql, label) in enumerate(q.alternatives):
-        df = _long(results[f"{q.name}#{j}"], label, q.keys, spec, non_finite.sink(q, nodes, taken)).filter(
-            pl.col("node").is_in(nodes) & ~pl.col("node").is_in(list(taken))
+        block = results[f"{q.name}#{j}"]
+        df = _long(block, label, q.keys, spec, non_finite.sink(q, serve, taken), labels, only).filter(
+            pl.col("node").is_in(serve) & ~pl.col("node").is_in(list(taken))
         )
         have = set(df["node"].unique().to_list())
         for n in have:
             used.setdefault(q.name, {}).setdefault(n, set()).add(src)
         taken |= have
         parts.append(df)
-    return pl.concat(parts) if parts else _long([], "node", q.keys, spec)
+    return pl.concat(parts) if parts else _long(None, "node", q.keys, spec)
 
 
 def _long(
-    series: Sequence[Series],
+    block: Block | None,
     node_label: str,
     keys: Sequence[str],
     spec: PrometheusImport,
     non_finite: Callable[[pl.DataFrame], None] | None = None,
+    cache: _Labels | None = None,
+    only: set[str] | None = None,
 ) -> pl.DataFrame:
-    """Series → one row per sample: node, *keys, tick, value (NaN and ±Inf dropped, and handed to
-    ``non_finite`` so the manifest says where), converted in bulk."""
+    """A query's answer (the series of ``only``'s nodes when given) → one row per sample: node, *keys,
+    tick, value (NaN and ±Inf dropped, and handed to ``non_finite`` so the manifest says where)."""
     schema = {"node": pl.String, **{k: pl.String for k in keys}, "tick": pl.Int64, "value": pl.Float64}
-    if not series:
+    if block is None or not len(block):
         return pl.DataFrame(schema=schema)
-    labels = pl.DataFrame(
-        {
-            "sid": range(len(series)),
-            "node": [s.labels.get(node_label, "") for s in series],
-            **{k: [s.labels.get(k, "") for s in series] for k in keys},
-        },
-        schema={"sid": pl.Int64, **{c: t for c, t in schema.items() if c not in ("tick", "value")}},
-    )
-    lengths = pl.Series([len(s) for s in series], dtype=pl.Int64)
-    samples = pl.DataFrame(
-        {
-            "sid": pl.int_range(len(series), eager=True, dtype=pl.Int64).repeat_by(lengths).explode(),
-            "t": pl.concat([s.times for s in series], rechunk=True),
-            "value": pl.concat([s.values for s in series], rechunk=True),
-        }
-    ).drop_nulls("sid")
-    out = samples.with_columns(((pl.col("t") - spec.start) / spec.step).round(0).cast(pl.Int64).alias("tick"))
+    columns = {"node": node_label, **{k: k for k in keys}}
+    labels = (cache or _Labels()).frame(block, columns)
+    samples = block.samples
+    if only is not None:
+        labels = labels.filter(pl.col("node").is_in(list(only)))
+        samples = samples.filter(pl.col("sid").is_in(labels["sid"].implode()))
+    out = samples.with_columns(_tick(spec))
     finite = pl.col("value").is_finite().fill_null(False)
     if non_finite is not None:
         bad = out.filter(~finite)
         if bad.height:
             non_finite(bad.join(labels, on="sid").select("node", "tick", "value"))
     return out.filter(finite).join(labels, on="sid").select(list(schema))
+
+
+class _Labels:
+    """Label frames of one window's answers, built once however many node batches read them."""
+
+    def __init__(self) -> None:
+        self._frames: dict[tuple[int, tuple[tuple[str, str], ...]], pl.DataFrame] = {}
+
+    def frame(self, block: Block, columns: Mapping[str, str]) -> pl.DataFrame:
+        key = (id(block.labels), tuple(columns.items()))
+        if key not in self._frames:
+            self._frames[key] = _label_frame(block, columns)
+        return self._frames[key]
+
+
+def _label_frame(block: Block, columns: Mapping[str, str]) -> pl.DataFrame:
+    """sid and a String column per label (column → label; absent: "")."""
+    return pl.DataFrame(
+        {"sid": range(len(block)), **{c: [lab.get(label, "") for lab in block.labels] for c, label in columns.items()}},
+        schema={"sid": pl.Int64, **dict.fromkeys(columns, pl.String)},
+    )
+
+
+def _tick(spec: PrometheusImport) -> pl.Expr:
+    """A sample's step: round((t - start) / step)."""
+    return ((pl.col("t") - spec.start) / spec.step).round(0).cast(pl.Int64).alias("tick")
 
 
 def _time_of(spec: PrometheusImport) -> pl.Expr:
@@ -546,11 +619,10 @@ def _system_table(frames: Mapping[str, pl.DataFrame], spec: PrometheusImport, ok
     )
 
 
-def _pods(info: Sequence[Series], spec: PrometheusImport, nodes: Sequence[str]) -> dict[tuple[str, str, str], _Pod]:
+def _pods(info: Block, spec: PrometheusImport, nodes: Sequence[str]) -> dict[tuple[str, str, str], _Pod]:
     out: dict[tuple[str, str, str], _Pod] = {}
     label = spec.conventions.ksm_node
-    for s in info:
-        lab = s.labels
+    for lab in info.labels:
         node = lab.get(label, "")
         if node not in nodes or not lab.get("pod"):
             continue
@@ -563,10 +635,26 @@ def _uid(namespace: str, name: str) -> str:
     return str(uuid.uuid5(_UID_NS, f"{namespace}/{name}"))
 
 
+def _uids(
+    pods: Mapping[tuple[str, str, str], _Pod], info: Block, spec: PrometheusImport
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A pod's uid at each step (the kube_pod_info series present then: a StatefulSet pod keeps its name, not
+    its uid), and any uid it had in the window."""
+    uid_at = (
+        _long(info, spec.conventions.ksm_node, ("namespace", "pod", "uid"), spec)
+        .select("namespace", "pod", "uid", "tick")
+        .unique(["namespace", "pod", "tick"], keep="last")
+    )
+    any_uid = pl.DataFrame(
+        {"namespace": [k[0] for k in pods], "pod": [k[1] for k in pods], "uid_any": [k[2] for k in pods]},
+        schema={"namespace": pl.String, "pod": pl.String, "uid_any": pl.String},
+    )
+    return uid_at, any_uid.unique(["namespace", "pod"], keep="last")
+
+
 def _pod_tables(
     frames: Mapping[str, pl.DataFrame],
-    pods: Mapping[tuple[str, str, str], _Pod],
-    info: Sequence[Series],
+    uids: tuple[pl.DataFrame, pl.DataFrame],
     spec: PrometheusImport,
     ok: pl.DataFrame,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -583,17 +671,7 @@ def _pod_tables(
     )
     pod = _value(frames, "pod_ws").join(_value(frames, "pod_procs"), on=pkeys, how="full", coalesce=True)
     pod = pod.join(eph, on=pkeys, how="full", coalesce=True).join(ok, on=["node", "tick"], how="semi")
-    # uid: the kube_pod_info series present at that step (a StatefulSet pod keeps its name, not its uid)
-    uid_at = (
-        _long(info, spec.conventions.ksm_node, ("namespace", "pod", "uid"), spec)
-        .select("namespace", "pod", "uid", "tick")
-        .unique(["namespace", "pod", "tick"], keep="last")
-    )
-    any_uid = pl.DataFrame(
-        {"namespace": [k[0] for k in pods], "pod": [k[1] for k in pods], "uid_any": [k[2] for k in pods]},
-        schema={"namespace": pl.String, "pod": pl.String, "uid_any": pl.String},
-    )
-    any_uid = any_uid.unique(["namespace", "pod"], keep="last")
+    uid_at, any_uid = uids
 
     def with_uid(df: pl.DataFrame) -> pl.DataFrame:
         df = df.join(uid_at, on=["namespace", "pod", "tick"], how="left").join(
@@ -699,49 +777,37 @@ class _ObjectState:
         spec: PrometheusImport,
         lo: int,
         hi: int,
-        results: Mapping[str, list[Series]],
-        static: Mapping[str, list[Series]],
+        results: Mapping[str, Block],
+        static: Mapping[str, Block],
+        pod_statics: Callable[[], Mapping[str, Block]],
         pods: Mapping[tuple[str, str, str], _Pod],
         nodes: Sequence[str],
     ) -> None:
+        """Observe each pod version at the step it starts and each pod's end; the steps where a pod's
+        state (present, phase, reason, node) changes are found in columns, then handled one by one."""
         step_us = int(spec.step * SECOND_US)
         start_us = int(spec.start * SECOND_US)
         ksm = spec.conventions.ksm_node
-        present: dict[tuple[str, str, str], set[int]] = {}
-        for s in results["pod_info"]:
-            lab = s.labels
-            key = (
-                lab.get("namespace", ""),
-                lab.get("pod", ""),
-                lab.get("uid") or _uid(lab.get("namespace", ""), lab.get("pod", "")),
-            )
-            if key in pods:
-                present.setdefault(key, set()).update(_ticks(s, spec))
-        phase = _at_ticks(results["pod_phase"], "phase", spec)
-        reason = _at_ticks(results["pod_reason"], "reason", spec)
         info: dict[tuple[str, str], dict[str, Any]] | None = None  # built when a pod version is: rarely
-        for key, pod in sorted(pods.items()):
-            ticks = present.get(key, set())
-            phases = phase.get((pod.namespace, pod.name), {})
-            reasons = reason.get((pod.namespace, pod.name), {})
-            for tick in range(lo, hi):
-                at = start_us + tick * step_us
-                prev = self.pods.get(key)
-                if tick not in ticks:
-                    if prev is not None and prev[1][0]:
-                        writer.observe("pod", prev[0], observed=at, node=pod.node, deleted=True)
-                        self.pods[key] = (prev[0], (False,))
-                    continue
-                ph = phases.get(tick, "Running")
-                rs = reasons.get(tick)
-                sig = (True, ph, rs, pod.node)
-                if prev is not None and prev[1] == sig:
-                    continue
-                if info is None:
-                    info = _static_pods(static)
-                body = _pod_body(pod, ph, rs, info.get((pod.namespace, pod.name), {}), spec, self.unknown_classes)
-                writer.observe("pod", body, observed=at, node=pod.node)
-                self.pods[key] = (body, sig)
+        keys = sorted(pods)
+        for kid, tick, ph, rs in _pod_changes(results, spec, lo, hi, keys, pods, self.pods).iter_rows():
+            key = keys[kid]
+            pod = pods[key]
+            at = start_us + tick * step_us
+            prev = self.pods.get(key)
+            if ph is None:  # not present at this step
+                if prev is not None and prev[1][0]:
+                    writer.observe("pod", prev[0], observed=at, node=pod.node, deleted=True)
+                    self.pods[key] = (prev[0], (False,))
+                continue
+            sig = (True, ph, rs, pod.node)
+            if prev is not None and prev[1] == sig:
+                continue
+            if info is None:
+                info = _static_pods(pod_statics())
+            body = _pod_body(pod, ph, rs, info.get((pod.namespace, pod.name), {}), spec, self.unknown_classes)
+            writer.observe("pod", body, observed=at, node=pod.node)
+            self.pods[key] = (body, sig)
         conditions = _node_conditions(results["node_condition"], ksm, spec)
         nodes_static = _static_nodes(static, ksm)
         for node in sorted((set(nodes_static) | {n for n, _ in conditions}) & set(nodes)):
@@ -762,62 +828,137 @@ class _ObjectState:
         writer.flush_objects()
 
 
-def _ticks(s: Series, spec: PrometheusImport) -> list[int]:
-    """The steps at which a series has a value."""
-    start, step = spec.start, spec.step
-    # per series in Python: polars' per-call overhead is far above a few hundred samples' work
-    return [round((t - start) / step) for t, v in zip(s.times.to_list(), s.values.to_list(), strict=True) if v == v]
+_ABSENT = "\x00absent"
 
 
-def _at_ticks(series: Sequence[Series], label: str, spec: PrometheusImport) -> dict[tuple[str, str], dict[int, str]]:
-    """(namespace, pod) → step → the label's value (a phase, a reason) at that step."""
-    out: dict[tuple[str, str], dict[int, str]] = {}
-    for s in series:
-        value = s.labels.get(label)
-        if not value:
-            continue
-        per = out.setdefault((s.labels.get("namespace", ""), s.labels.get("pod", "")), {})
-        for tick in _ticks(s, spec):
-            per[tick] = value
-    return out
+def _pod_changes(
+    results: Mapping[str, Block],
+    spec: PrometheusImport,
+    lo: int,
+    hi: int,
+    keys: Sequence[tuple[str, str, str]],
+    pods: Mapping[tuple[str, str, str], _Pod],
+    known: Mapping[tuple[str, str, str], tuple[dict[str, Any], tuple[Any, ...]]],
+) -> pl.DataFrame:
+    """(kid: index in ``keys``, tick, phase, reason) at each step of [lo, hi) where a pod's state
+    differs from the step before (from what ``known`` holds at ``lo``), in key then tick order; phase is
+    null where the pod is absent. A pod is present where its kube_pod_info has a sample (not NaN), its
+    phase (Running when none) and reason those whose series is 1 there (the last series wins)."""
+    if not keys:
+        return pl.DataFrame(schema={"kid": pl.Int64, "tick": pl.Int64, "phase": pl.String, "reason": pl.String})
+    index = {k: i for i, k in enumerate(keys)}
+    by_name = pl.DataFrame(
+        {"kid": range(len(keys)), "namespace": [k[0] for k in keys], "pod": [k[1] for k in keys]},
+        schema={"kid": pl.Int64, "namespace": pl.String, "pod": pl.String},
+    )
+    info = results["pod_info"]
+    sid_kid = [
+        index.get(
+            (
+                lab.get("namespace", ""),
+                lab.get("pod", ""),
+                lab.get("uid") or _uid(lab.get("namespace", ""), lab.get("pod", "")),
+            )
+        )
+        for lab in info.labels
+    ]
+    present = (
+        info.samples.filter(pl.col("value").is_not_nan())
+        .with_columns(pl.lit(pl.Series(sid_kid, dtype=pl.Int64)).gather(pl.col("sid")).alias("kid"), _tick(spec))
+        .drop_nulls("kid")
+        .select("kid", "tick", pl.lit(True).alias("present"))
+        .unique(["kid", "tick"])
+    )
+
+    def at_ticks(block: Block, label: str) -> pl.DataFrame:
+        lab = _label_frame(block, {"namespace": "namespace", "pod": "pod", label: label})
+        return (
+            block.samples.filter(pl.col("value").is_not_nan())
+            .join(lab.filter(pl.col(label) != ""), on="sid")
+            .sort("sid", maintain_order=True)
+            .select("namespace", "pod", _tick(spec), label)
+            .unique(["namespace", "pod", "tick"], keep="last", maintain_order=True)
+            .join(by_name, on=["namespace", "pod"])
+            .select("kid", "tick", label)
+        )
+
+    grid = by_name.select("kid").join(pl.DataFrame({"tick": range(lo, hi)}, schema={"tick": pl.Int64}), how="cross")
+    grid = (
+        grid.join(present, on=["kid", "tick"], how="left")
+        .join(at_ticks(results["pod_phase"], "phase"), on=["kid", "tick"], how="left")
+        .join(at_ticks(results["pod_reason"], "reason"), on=["kid", "tick"], how="left")
+        .sort("kid", "tick")
+    )
+    # the state before lo: its phase and reason, or absent; a pod now on another node counts as changed
+    before = []
+    for k in keys:
+        prev = known.get(k)
+        if prev is None or not prev[1][0]:
+            before.append(_ABSENT)
+        elif prev[1][3] != pods[k].node:
+            before.append("\x00moved")
+        else:
+            before.append(_state(prev[1][1], prev[1][2]))
+    ph = pl.when(pl.col("present")).then(pl.col("phase").fill_null("Running"))
+    state = (
+        pl.when(pl.col("present"))
+        .then(pl.concat_str(pl.col("phase").fill_null("Running"), pl.lit("\x00"), pl.col("reason").fill_null("\x01")))
+        .otherwise(pl.lit(_ABSENT))
+    )
+    first = pl.lit(pl.Series(before, dtype=pl.String)).gather(pl.col("kid"))
+    grid = grid.with_columns(state.alias("state"), ph.alias("ph"), pl.col("reason").alias("rs"))
+    grid = grid.with_columns(pl.when(pl.col("tick") == lo).then(first).otherwise(pl.col("state").shift(1)).alias("was"))
+    changed = grid.filter(pl.col("state") != pl.col("was"))
+    return changed.select(
+        "kid",
+        "tick",
+        pl.when(pl.col("present")).then(pl.col("ph")).alias("phase"),
+        pl.when(pl.col("present")).then(pl.col("rs")).alias("reason"),
+    )
 
 
-def _node_conditions(
-    series: Sequence[Series], label: str, spec: PrometheusImport
-) -> dict[tuple[str, int], frozenset[str]]:
-    acc: dict[tuple[str, int], set[str]] = {}
-    for s in series:
-        node, cond = s.labels.get(label, ""), s.labels.get("condition", "")
-        for tick in _ticks(s, spec):
-            acc.setdefault((node, tick), set()).add(cond)
-    return {k: frozenset(v) for k, v in acc.items()}
+def _state(phase: str, reason: str | None) -> str:
+    return f"{phase}\x00{reason if reason is not None else chr(1)}"
 
 
-def _static_pods(static: Mapping[str, list[Series]]) -> dict[tuple[str, str], dict[str, Any]]:
+def _node_conditions(block: Block, label: str, spec: PrometheusImport) -> dict[tuple[str, int], frozenset[str]]:
+    lab = _label_frame(block, {"node": label, "condition": "condition"})
+    rows = (
+        block.samples.filter(pl.col("value").is_not_nan())
+        .join(lab, on="sid")
+        .select("node", _tick(spec), "condition")
+        .group_by("node", "tick")
+        .agg(pl.col("condition").unique())
+    )
+    return {(n, t): frozenset(c) for n, t, c in rows.iter_rows()}
+
+
+def _static_pods(static: Mapping[str, Block]) -> dict[tuple[str, str], dict[str, Any]]:
     out: dict[tuple[str, str], dict[str, Any]] = {}
 
-    def slot(s: Series) -> dict[str, Any]:
-        return out.setdefault((s.labels.get("namespace", ""), s.labels.get("pod", "")), {})
+    def slot(lab: Mapping[str, str]) -> dict[str, Any]:
+        return out.setdefault((lab.get("namespace", ""), lab.get("pod", "")), {})
 
-    for s in static.get("pod_owner", ()):
-        if s.labels.get("owner_kind") not in (None, "", "<none>"):
-            slot(s)["owner"] = (
-                s.labels["owner_kind"],
-                s.labels.get("owner_name", ""),
-                s.labels.get("owner_is_controller") == "true",
+    empty = Block([], pl.DataFrame())
+    for lab in static.get("pod_owner", empty).labels:
+        if lab.get("owner_kind") not in (None, "", "<none>"):
+            slot(lab)["owner"] = (
+                lab["owner_kind"],
+                lab.get("owner_name", ""),
+                lab.get("owner_is_controller") == "true",
             )
     for name in ("pod_created", "pod_start"):
-        for s in static.get(name, ()):
-            slot(s)[name] = s.values[-1]
+        block = static.get(name, empty)
+        for lab, value in zip(block.labels, block.last_values() if len(block) else [], strict=True):
+            slot(lab)[name] = value
     for name in ("container_info", "init_info"):
-        for s in static.get(name, ()):
-            slot(s).setdefault(name, {})[s.labels.get("container", "")] = s.labels.get("restart_policy")
+        for lab in static.get(name, empty).labels:
+            slot(lab).setdefault(name, {})[lab.get("container", "")] = lab.get("restart_policy")
     for name in ("requests", "limits", "init_requests", "init_limits"):
-        for s in static.get(name, ()):
-            res = _resource_name(s.labels.get("resource", ""))
-            slot(s).setdefault(name, {}).setdefault(s.labels.get("container", ""), {})[res] = _quantity(
-                res, s.values[-1]
-            )
+        block = static.get(name, empty)
+        for lab, value in zip(block.labels, block.last_values() if len(block) else [], strict=True):
+            res = _resource_name(lab.get("resource", ""))
+            slot(lab).setdefault(name, {}).setdefault(lab.get("container", ""), {})[res] = _quantity(res, value)
     return out
 
 
@@ -902,26 +1043,28 @@ def _pod_body(
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod_spec, "status": status}
 
 
-def _static_nodes(static: Mapping[str, list[Series]], label: str) -> dict[str, dict[str, Any]]:
+def _static_nodes(static: Mapping[str, Block], label: str) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
-    for s in static.get("node_info", ()):
-        out.setdefault(s.labels.get(label, ""), {})["info"] = {
-            k: s.labels[v]
+    empty = Block([], pl.DataFrame())
+    for lab in static.get("node_info", empty).labels:
+        out.setdefault(lab.get(label, ""), {})["info"] = {
+            k: lab[v]
             for k, v in (
                 ("kubeletVersion", "kubelet_version"),
                 ("kernelVersion", "kernel_version"),
                 ("osImage", "os_image"),
                 ("containerRuntimeVersion", "container_runtime_version"),
             )
-            if s.labels.get(v)
+            if lab.get(v)
         }
     for name in ("node_capacity", "node_allocatable"):
-        for s in static.get(name, ()):
-            res = _resource_name(s.labels.get("resource", ""))
-            out.setdefault(s.labels.get(label, ""), {}).setdefault(name, {})[res] = _quantity(res, s.values[-1])
-    for s in static.get("node_taints", ()):
-        taint = {k: s.labels[k] for k in ("key", "value", "effect") if s.labels.get(k)}
-        out.setdefault(s.labels.get(label, ""), {}).setdefault("taints", []).append(taint)
+        block = static.get(name, empty)
+        for lab, value in zip(block.labels, block.last_values() if len(block) else [], strict=True):
+            res = _resource_name(lab.get("resource", ""))
+            out.setdefault(lab.get(label, ""), {}).setdefault(name, {})[res] = _quantity(res, value)
+    for lab in static.get("node_taints", empty).labels:
+        taint = {k: lab[k] for k in ("key", "value", "effect") if lab.get(k)}
+        out.setdefault(lab.get(label, ""), {}).setdefault("taints", []).append(taint)
     return out
 
 

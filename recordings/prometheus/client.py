@@ -84,6 +84,148 @@ def _columns(labels: Sequence[Mapping[str, str]], pairs: Sequence[Sequence[Seque
     return out
 
 
+@dataclass(frozen=True)
+class Block:
+    """One query's answer as columns: each series' labels (its index is its ``sid``) and every sample as a row
+    (``sid``, ``t`` in seconds, ``value``), in series then time order.
+
+    Why: a window of 11,000 pods is ~10^5 series and ~10^7 samples; a Python object per series (a dict and two
+    polars slices) and per sample while parsing made the import's windows small and most of its CPU. A compact
+    matrix answer is read straight from its bytes (:func:`scan_matrix`); anything else is parsed whole and
+    converted (the same columns)."""
+
+    labels: Sequence[Mapping[str, str]]
+    samples: pl.DataFrame  # sid: Int64, t: Float64, value: Float64
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def series(self) -> list[Series]:
+        """One :class:`Series` per series (small answers: the per-node interval probes, tests)."""
+        sid = self.samples["sid"]
+        bounds = sid.search_sorted(pl.int_range(len(self.labels) + 1, eager=True, dtype=pl.Int64)).to_list()
+        t, v = self.samples["t"], self.samples["value"]
+        return [
+            Series(lab, t.slice(a, b - a), v.slice(a, b - a))
+            for lab, a, b in zip(self.labels, bounds[:-1], bounds[1:], strict=True)
+        ]
+
+    def last_values(self) -> list[float]:
+        """Each series' newest value (an instant query's one sample)."""
+        last = self.samples.group_by("sid").agg(pl.col("value").last())
+        by = dict(zip(last["sid"].to_list(), last["value"].to_list(), strict=True))
+        return [by.get(i, float("nan")) for i in range(len(self.labels))]
+
+    def with_labels(self, labels: Sequence[Mapping[str, str]]) -> Block:
+        return Block(labels, self.samples)
+
+
+_SAMPLES = {"sid": pl.Int64, "t": pl.Float64, "value": pl.Float64}
+
+
+def _block(labels: Sequence[Mapping[str, str]], pairs: Sequence[Sequence[Sequence[Any]]]) -> Block:
+    """A Block from parsed ``[time, "value"]`` pairs (an answer not in the compact matrix shape)."""
+    series = _columns(labels, pairs)
+    lengths = pl.Series([len(s) for s in series], dtype=pl.Int64)
+    sid = pl.int_range(len(series), eager=True, dtype=pl.Int64).repeat_by(lengths).explode()
+    samples = pl.DataFrame(
+        {
+            "sid": sid if len(sid) and series else pl.Series([], dtype=pl.Int64),
+            "t": pl.concat([s.times for s in series]) if series else pl.Series([], dtype=pl.Float64),
+            "value": pl.concat([s.values for s in series]) if series else pl.Series([], dtype=pl.Float64),
+        }
+    ).drop_nulls("sid")
+    return Block(list(labels), samples.cast(_SAMPLES))  # type: ignore[arg-type]
+
+
+_RESULT = b'"result":['
+_ITEM = b'{"metric":'
+_VALUES = b'},"values":['
+SCAN_CHUNK = 8 << 20
+"""Bytes of sample text turned into columns at a time (the copies a chunk makes are transient)."""
+
+
+def scan_matrix(body: bytes) -> tuple[Any, Block] | None:
+    """(the answer's envelope with an empty result, the result as a :class:`Block`) read straight from the
+    bytes of a compact ``matrix`` answer — ``{"metric":{…},"values":[[t,"v"],…]}`` items as Prometheus,
+    Thanos and VictoriaMetrics write them — without a Python object per sample: each item's labels are parsed
+    alone, its samples' text gathered and read as CSV (``t,v`` lines) in C. ``None`` when the body is not in
+    that shape or a sample is not a number: the caller then parses it whole (and names what is wrong).
+
+    The markers cannot occur inside a label value: there a ``"`` is always escaped."""
+    start = body.find(_RESULT)
+    if start < 0:
+        return None
+    pos = start + len(_RESULT)
+    labels: list[Mapping[str, str]] = []
+    counts: list[int] = []
+    pieces: list[bytes] = []
+    frames: list[pl.DataFrame] = []
+    size = 0
+    try:
+        if body[pos : pos + 1] == b"]":
+            end = pos
+        else:
+            while True:
+                if not body.startswith(_ITEM, pos):
+                    return None
+                at = body.find(_VALUES, pos)
+                if at < 0:
+                    return None
+                metric = orjson.loads(body[pos + len(_ITEM) : at + 1])
+                if not isinstance(metric, dict):
+                    return None
+                first = at + len(_VALUES)
+                last = body.find(b"]]}", first)
+                if last < 0 or body[first : first + 1] != b"[":
+                    return None
+                span = body[first + 1 : last]
+                labels.append(metric)
+                counts.append(span.count(b"],[") + 1)
+                pieces.append(span)
+                size += len(span)
+                if size >= SCAN_CHUNK:
+                    frames.append(_csv(pieces))
+                    pieces, size = [], 0
+                pos = last + 3
+                sep = body[pos : pos + 1]
+                if sep == b",":
+                    pos += 1
+                    continue
+                if sep != b"]":
+                    return None
+                end = pos
+                break
+        if pieces:
+            frames.append(_csv(pieces))
+        envelope = orjson.loads(body[: start + len(_RESULT)] + body[end:])
+    except (orjson.JSONDecodeError, pl.exceptions.PolarsError, ValueError):
+        return None
+    if not all(isinstance(v, str) for lab in labels for v in lab.values()):
+        return None
+    rows = pl.concat(frames) if frames else pl.DataFrame(schema={"t": pl.Float64, "raw": pl.String})
+    if rows.height != sum(counts):
+        return None
+    values = rows["raw"].cast(pl.Float64, strict=False)
+    if values.null_count():  # not a number: the whole parse names it
+        return None
+    sid = pl.int_range(len(counts), eager=True, dtype=pl.Int64).repeat_by(pl.Series(counts, dtype=pl.Int64))
+    samples = pl.DataFrame({"sid": sid.explode() if counts else sid, "t": rows["t"], "value": values})
+    return envelope, Block(labels, samples.cast(_SAMPLES))  # type: ignore[arg-type]
+
+
+def _csv(pieces: list[bytes]) -> pl.DataFrame:
+    """``t,"v"],[t,"v"`` spans → a frame of ``t`` and the value's text (``NaN``, ``+Inf`` kept as text)."""
+    text = b"\n".join(pieces).replace(b"],[", b"\n").translate(None, b'"')
+    return pl.read_csv(
+        text,
+        has_header=False,
+        new_columns=["t", "raw"],
+        schema={"t": pl.Float64, "raw": pl.String},
+        quote_char=None,
+    )
+
+
 @dataclass
 class ClientOptions:
     """How to reach the server; never stored in a recording (credentials)."""
@@ -170,6 +312,23 @@ class PrometheusClient:
             pending[name] = [self._pool.submit(self.query, q, at)]
         return pending
 
+    def submit_blocks(
+        self,
+        ranges: Mapping[str, tuple[str, float, float, float]],
+        instants: Mapping[str, tuple[str, float]] | None = None,
+    ) -> Pending:
+        """:meth:`submit`, each answer as one :class:`Block` (:meth:`collect_blocks` waits for them)."""
+        pending: Pending = {
+            name: [self._pool.submit(self._range_block, q, a, b, step) for a, b in split_range(start, end, step)]
+            for name, (q, start, end, step) in ranges.items()
+        }
+        for name, (q, at) in (instants or {}).items():
+            pending[name] = [self._pool.submit(self._instant_block, q, at)]
+        return pending
+
+    def collect_blocks(self, pending: Pending) -> dict[str, Block]:
+        return {name: _merge_blocks([_result(f) for f in futs]) for name, futs in pending.items()}
+
     def collect(self, pending: Pending) -> dict[str, list[Series]]:
         out: dict[str, list[Series]] = {}
         for name, futs in pending.items():
@@ -195,14 +354,25 @@ class PrometheusClient:
     def query(self, query: str, at: float) -> list[Series]:
         """An instant query at ``at`` (seconds); each series has one sample."""
         data = self._call("query", {"query": query, "time": _fmt(at)}, query)
-        return _parse(data, query)
+        series: list[Series] = _parse(data, query)
+        return series
 
     def _range_once(self, query: str, start: float, end: float, step: float) -> list[Series]:
         params = {"query": query, "start": _fmt(start), "end": _fmt(end), "step": _fmt(step)}
-        return _parse(self._call("query_range", params, query), query)
+        series: list[Series] = _parse(self._call("query_range", params, query), query)
+        return series
 
-    def _call(self, endpoint: str, params: Mapping[str, str], query: str) -> Any:
-        """POST a query (long PromQL does not fit a URL), retrying 429/5xx and dropped connections."""
+    def _range_block(self, query: str, start: float, end: float, step: float) -> Block:
+        params = {"query": query, "start": _fmt(start), "end": _fmt(end), "step": _fmt(step)}
+        data = self._call("query_range", params, query, scan=True)
+        return data if isinstance(data, Block) else _parse_block(data, query)
+
+    def _instant_block(self, query: str, at: float) -> Block:
+        return _parse_block(self._call("query", {"query": query, "time": _fmt(at)}, query), query)
+
+    def _call(self, endpoint: str, params: Mapping[str, str], query: str, *, scan: bool = False) -> Any:
+        """POST a query (long PromQL does not fit a URL), retrying 429/5xx and dropped connections. With
+        ``scan``, a compact matrix answer comes back as a :class:`Block` read from its bytes."""
         url = f"{self.base}/api/v1/{endpoint}"
         attempt = 0
         while True:
@@ -229,6 +399,15 @@ class PrometheusClient:
                 if status in RETRY_STATUSES:
                     problem, retry = f"HTTP {status} from {self.base}{_server_error(resp)}", True
                 else:
+                    scanned = scan_matrix(resp.content) if scan and status == 200 else None
+                    if scanned is not None:
+                        envelope, block = scanned
+                        ok = isinstance(envelope, dict) and envelope.get("status") == "success"
+                        data = envelope.get("data") if ok else None
+                        if isinstance(data, dict) and data.get("resultType") == "matrix":
+                            self._warn(envelope.get("warnings"))
+                            return block
+                    del scanned
                     body = _json(resp)
                     if status == 200 and isinstance(body, dict) and body.get("status") == "success":
                         self._warn(body.get("warnings"))
@@ -424,7 +603,34 @@ def _first_line(resp: httpx2.Response) -> str:
     return ""
 
 
-def _parse(data: Any, query: str) -> list[Series]:
+def _merge_blocks(blocks: Sequence[Block]) -> Block:
+    """Sub-range answers of one query stitched per series (its whole label set), in order of appearance."""
+    if len(blocks) == 1:
+        return blocks[0]
+    ids: dict[tuple[tuple[str, str], ...], int] = {}
+    labels: list[Mapping[str, str]] = []
+    parts = []
+    for block in blocks:
+        remap = []
+        for lab in block.labels:
+            key = tuple(sorted(lab.items()))
+            if key not in ids:
+                ids[key] = len(labels)
+                labels.append(lab)
+            remap.append(ids[key])
+        new = pl.Series(remap, dtype=pl.Int64)
+        parts.append(block.samples.with_columns(pl.lit(new).gather(pl.col("sid")).alias("sid")))
+    samples = pl.concat(parts).sort("sid", maintain_order=True)
+    return Block(labels, samples)
+
+
+def _parse_block(data: Any, query: str) -> Block:
+    """An answer parsed whole (a vector, or a matrix not in the compact shape) as a :class:`Block`."""
+    block: Block = _parse(data, query, _block)
+    return block
+
+
+def _parse(data: Any, query: str, build: Callable[[Any, Any], Any] = _columns) -> Any:
     if not isinstance(data, dict):
         raise PrometheusError("response has no data", source=_q(query))
     kind, result = data.get("resultType"), data.get("result")
@@ -437,7 +643,7 @@ def _parse(data: Any, query: str) -> list[Series]:
     try:
         labels = [item.get("metric") or {} for item in result]
         pairs = [item.get("values") or [] for item in result] if kind == "matrix" else [[i["value"]] for i in result]
-        return _columns(labels, pairs)
+        return build(labels, pairs)
     except (KeyError, IndexError, TypeError, ValueError, pl.exceptions.PolarsError) as exc:
         why = " ".join(str(exc).split())[:200]
         raise PrometheusError(

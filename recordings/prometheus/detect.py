@@ -210,21 +210,27 @@ def _ksm_labels(client: PrometheusClient, conv: Conventions, span: str, end: flo
 def ksm_relabel(series: Sequence[Series], conv: Conventions) -> list[Series]:
     """kube-state-metrics series with the pod's namespace/pod/container (and node) under their usual
     names, whichever label the scrape left them in."""
+    labels = ksm_labels([s.labels for s in series], conv)
+    return [Series(lab, s.times, s.values) for lab, s in zip(labels, series, strict=True)]
+
+
+def ksm_labels(labels: Sequence[Mapping[str, str]], conv: Conventions) -> list[Mapping[str, str]]:
+    """:func:`ksm_relabel` of label sets alone (a :class:`Block`'s)."""
     lab = conv.ksm_pod_labels
     moved = {canon: label for canon, label in lab.items() if label != canon}
     if not moved:
-        return list(series)
-    out = []
-    for s in series:
-        labels = dict(s.labels)
+        return list(labels)
+    out: list[Mapping[str, str]] = []
+    for old in labels:
+        new = dict(old)
         for canon, label in moved.items():
-            if label in labels:
-                labels[canon] = labels[label]
+            if label in new:
+                new[canon] = new[label]
             elif label == f"exported_{canon}":  # this series had no collision: its own label is right
                 continue
             else:
-                labels.pop(canon, None)
-        out.append(Series(labels, s.times, s.values))
+                new.pop(canon, None)
+        out.append(new)
     return out
 
 

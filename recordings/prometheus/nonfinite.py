@@ -44,10 +44,11 @@ class NonFinite:
         allowed = set(nodes) - set(taken)
 
         def add(bad: pl.DataFrame) -> None:
-            rows = bad.filter(pl.col("node").is_in(list(allowed))).sort("tick")
+            rows = bad.filter(pl.col("node").is_in(list(allowed))).select("tick", "node", "value")
             if not rows.height:
                 return
-            node, tick, value = rows.row(0)
+            # the earliest, the first node by name at a tie: the same whichever batches of nodes report it
+            tick, node, value = rows.sort("tick", "node", maintain_order=True).row(0)
             entry = self.seen.get(q.name)
             kinds = {"NaN" if v != v else "+Inf" if v > 0 else "-Inf" for v in rows["value"].unique().to_list()}
             if entry is None:
@@ -55,7 +56,7 @@ class NonFinite:
             else:
                 entry.count += rows.height
                 entry.kinds |= kinds
-                entry.first = min(entry.first, (tick, node, value))
+                entry.first = min(entry.first, (tick, node, value), key=lambda f: f[:2])
 
         return add
 

@@ -58,11 +58,13 @@ def real(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Real]:
     original = client_module.PrometheusClient._call
     lock = threading.Lock()
 
-    def recording_call(self: client_module.PrometheusClient, endpoint: str, params: Any, query: str) -> Any:
-        data = original(self, endpoint, params, query)
+    def recording_call(
+        self: client_module.PrometheusClient, endpoint: str, params: Any, query: str, *, scan: bool = False
+    ) -> Any:
+        data = original(self, endpoint, params, query)  # parsed whole, to keep
         with lock:
             calls.append({"endpoint": endpoint, "params": dict(params), "data": data})
-        return data
+        return client_module._parse_block(data, query) if scan else data
 
     recordings = {}
     with prometheus(base / "data") as srv, pytest.MonkeyPatch.context() as mp:
