@@ -56,8 +56,12 @@ def test_info_into_a_closed_pipe_exits_quietly(tmp_path: Path) -> None:
 
 
 _WAITS_FOR_SIGTERM = """
-import argparse, sys, tempfile
+import argparse, signal, sys, tempfile
 from recordings.cli_edge import run_command
+
+# as started from a terminal: under nohup (a CI job's wrapper, say) SIGHUP is inherited ignored, and the
+# command rightly leaves an ignored signal alone
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 def func(args: argparse.Namespace) -> int:
     spool = tempfile.TemporaryDirectory(prefix="evictlens-frames-")  # as the engine keeps one: no context
