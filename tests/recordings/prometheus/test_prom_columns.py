@@ -33,7 +33,7 @@ from prom_support import (
 )
 
 from recordings.prometheus.build import PrometheusImport, import_prometheus
-from recordings.prometheus.client import ClientOptions
+from recordings.prometheus.client import Block, ClientOptions, _merge_blocks, _parse_block, scan_matrix
 from recordings.reader import open_recording
 from recordings.scenarios import load_bundled
 from replay.scenario import run_scenario
@@ -112,6 +112,66 @@ def test_the_benchmark_model_imports_to_the_same_tables(golden: dict[str, dict[s
     got = _standin(tmp_path)
     for table, want in golden["standin"].items():
         assert got[table] == want, ("standin", table)
+
+
+def _answer(result: list[dict[str, object]], **extra: object) -> bytes:
+    return orjson.dumps({"status": "success", **extra, "data": {"resultType": "matrix", "result": result}})
+
+
+AWKWARD = [
+    {"metric": {"pod": 'x"},"values":[[', "node": "n1", "ns": ']]},{"metric":'}, "values": [[1.5, "1"], [2, "NaN"]]},
+    {"metric": {}, "values": [[1763000000, "+Inf"], [1763000010.25, "-Inf"], [1763000020, "1.5e+09"]]},
+    {"metric": {"a": "é ✓"}, "values": [[3, "-0.25"]]},
+]
+
+
+def _same(a: Block, b: Block) -> bool:
+    return list(a.labels) == list(b.labels) and a.samples.equals(b.samples)
+
+
+def test_the_byte_scan_reads_what_a_whole_parse_reads() -> None:
+    body = _answer(AWKWARD, warnings=["a store did not answer"])
+    envelope, block = scan_matrix(body) or pytest.fail("not scanned")
+    assert envelope == {
+        "status": "success",
+        "warnings": ["a store did not answer"],
+        "data": {"resultType": "matrix", "result": []},
+    }
+    assert _same(block, _parse_block(orjson.loads(body)["data"], "q"))
+    values = block.samples["value"].to_list()
+    assert values[1] != values[1] and values[2:5] == [float("inf"), float("-inf"), 1.5e9]
+    empty = scan_matrix(_answer([]))
+    assert empty is not None and len(empty[1]) == 0 and empty[1].samples.height == 0
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        orjson.dumps(
+            {"status": "success", "data": {"resultType": "matrix", "result": AWKWARD}}, option=orjson.OPT_INDENT_2
+        ),
+        _answer([{"metric": {"a": "b"}, "values": [[1, "abc"]]}]),  # not a number: the whole parse names it
+        _answer([{"metric": {"a": "b"}, "values": [[1, ""]]}]),
+        _answer([{"metric": {"a": "b"}, "values": [[1, "1", 3]]}]),
+        _answer([{"metric": {"a": "b"}, "values": []}]),
+        _answer([{"metric": {"a": 1}, "values": [[1, "1"]]}]),
+        b'{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"1"]}]}}',
+    ],
+)
+def test_an_answer_not_in_the_compact_shape_is_left_to_the_whole_parse(body: bytes) -> None:
+    assert scan_matrix(body) is None
+
+
+def test_sub_range_answers_are_stitched_per_series() -> None:
+    first = _parse_block({"resultType": "matrix", "result": AWKWARD[:2]}, "q")
+    second = _parse_block({"resultType": "matrix", "result": [AWKWARD[2], {**AWKWARD[0], "values": [[4, "7"]]}]}, "q")
+    merged = _merge_blocks([first, second])
+    assert list(merged.labels) == [AWKWARD[0]["metric"], {}, AWKWARD[2]["metric"]]
+    assert [[(t, repr(v)) for t, v in s.samples] for s in merged.series()] == [
+        [(1.5, "1.0"), (2.0, "nan"), (4.0, "7.0")],
+        [(1763000000.0, "inf"), (1763000010.25, "-inf"), (1763000020.0, "1500000000.0")],
+        [(3.0, "-0.25")],
+    ]
 
 
 def _write(work: Iterator[Path]) -> None:
