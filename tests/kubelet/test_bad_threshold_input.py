@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_here import evictlens_here
 
 from kube.errors import InputError
 from replay.kubelet.thresholds import decimal_to_f32, parse_percentage
@@ -25,9 +25,7 @@ OUT_OF_RANGE = 'strconv.ParseFloat: parsing "1e400": value out of range'
 
 
 def _evictlens(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "replay.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
-    )
+    return evictlens_here(*args)  # in this process, through the CLI edge
 
 
 def _one_line(res: subprocess.CompletedProcess[str]) -> str:
