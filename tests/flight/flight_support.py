@@ -89,7 +89,8 @@ def start_flight(args: list[str], env: dict[str, str] | None = None) -> Any:
 
 
 def evictlens(*args: str) -> subprocess.CompletedProcess[str]:
-    """``evictlens ARGS`` as a real process (rec_support.run_evictlens) with this module's deadline."""
+    """``evictlens ARGS`` through rec_support.run_evictlens (a real process with this module's deadline, or this
+    process for the commands that only read and write files)."""
     from rec_support import run_evictlens
 
     return run_evictlens(*args, timeout=DEADLINE)
