@@ -11,8 +11,9 @@ chance).  Per node, one timing:
 * node-000, ``delta`` 0.1: the pod is ``Failed`` before the recorder's tick even starts, yet the
   summary it fetches is the very sample the kubelet acted on (the old ``pods_at(tick time)`` bug);
 * node-001, ``delta`` 0.9: the recorder fetches the sample before the kubelet acts;
-* node-002, ``delta`` 0.6 and 0.3 s summary latency: the request goes out before the eviction,
-  the summary arrives after it.
+* node-002, deciding on the sample when the recorder's request reads it, and 0.3 s summary
+  latency: the request goes out before the eviction, the summary arrives after it (ordered by
+  the request itself, apiserver/pressure.py ``on_request``; its ``delta`` only a fallback).
 
 The recording has at most a few ticks (``P`` = 1 s) so the module stays well under a minute.
 """
@@ -45,10 +46,10 @@ from replay.results import ReplayResult
 
 P = 1.0
 POLL_PHASE = 0.45
-TIMINGS: dict[str, dict[str, float]] = {
+TIMINGS: dict[str, dict[str, float | bool]] = {
     "node-000": {"delta": 0.1},
     "node-001": {"delta": 0.9},
-    "node-002": {"delta": 0.6},
+    "node-002": {"delta": 0.95, "on_request": True},
 }
 LATENCY = {"node-002": 0.3}
 THRESHOLD = "memory.available<1Gi"  # what the fake kubelets' /configz says
