@@ -11,7 +11,7 @@ chance).  Per node, one timing:
 * node-000, ``delta`` 0.1: the pod is ``Failed`` before the recorder's tick even starts, yet the
   summary it fetches is the very sample the kubelet acted on (the old ``pods_at(tick time)`` bug);
 * node-001, ``delta`` 0.9: the recorder fetches the sample before the kubelet acts;
-* node-002, deciding on the sample when the recorder's request reads it, and 0.3 s summary
+* node-002, deciding on the sample when the recorder's tick reads it, and 0.3 s summary
   latency: the request goes out before the eviction, the summary arrives after it (ordered by
   the request itself, apiserver/pressure.py ``on_request``; its ``delta`` only a fallback).
 
@@ -46,10 +46,10 @@ from replay.results import ReplayResult
 
 P = 1.0
 POLL_PHASE = 0.45
-TIMINGS: dict[str, dict[str, float | bool]] = {
+TIMINGS: dict[str, dict[str, float]] = {
     "node-000": {"delta": 0.1},
     "node-001": {"delta": 0.9},
-    "node-002": {"delta": 0.95, "on_request": True},
+    "node-002": {"delta": 0.95, "on_request": POLL_PHASE},
 }
 LATENCY = {"node-002": 0.3}
 THRESHOLD = "memory.available<1Gi"  # what the fake kubelets' /configz says

@@ -15,10 +15,12 @@ then ``+1.5``, ``+0.5``, ``-0.5`` growths — the third armed sample crosses the
 Everything is a pure function of the sample index and the pods still running, so catching up
 after a late event loop computes the same thing the timers would have.
 
-A node armed with ``"on_request": true`` decides on a sample the moment a summary request reads it (the
-answer, read before, still carries the pod; ``latency_nodes`` then holds it back): the request goes out
-before the eviction and the summary arrives after it by causality, not by a margin a loaded machine can
-eat. ``delta`` is then only the fallback for a sample nobody asked for.
+A node armed with ``"on_request": s`` decides on a sample the moment a summary request reads it at least
+``s`` seconds into the sample (the recorder's tick phase: an earlier one is a late request of the tick
+before, whose answer the recorder no longer waits for); the answer, read before, still carries the pod and
+``latency_nodes`` holds it back: the request goes out before the eviction and the summary arrives after it
+by causality, not by a margin a loaded machine can eat. ``delta`` is then only the fallback for a sample
+nobody asked for.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ class NodeState:
     node: str
     manager: EvictionManager
     delta: float = 0.5
-    on_request: bool = False  # decide on a sample when a summary request reads it (delta: the fallback)
+    on_request: float | None = None  # decide when a request reads the sample this far into it (delta: fallback)
     armed: int | None = None  # first sample index of the pressure
     next_k: int = 0  # the sample to take (or, once taken, to decide on)
     taken: bool = False
@@ -79,14 +81,15 @@ class Pressure:
 
     # -- control ----------------------------------------------------------------------------
     def arm(self, settings: dict[str, dict[str, Any]]) -> dict[str, Any]:
-        """Per node ``{"delta": s, "on_request": bool}``; the pressure starts at the next sample boundary."""
+        """Per node ``{"delta": s, "on_request": s}``; the pressure starts at the next sample boundary."""
         now = time.time()
         k = math.floor(now / self.period) + 1
         for node, conf in settings.items():
             st = self.nodes[node]
             self.advance(st, now)
             st.delta = float(conf.get("delta", st.delta))
-            st.on_request = bool(conf.get("on_request", st.on_request))
+            on_request = conf.get("on_request", st.on_request)
+            st.on_request = None if on_request is None else float(on_request)
             assert 0 < st.delta < self.period, "the decision must come before the next sample"
             st.armed = k
         return {"armed": k * self.period, "period": self.period}
@@ -103,7 +106,8 @@ class Pressure:
         if k not in st.cache:  # the very first request, or a request racing its boundary
             st.cache[k] = self._sample(st, k)
         body = st.cache[k]
-        if st.on_request and st.taken and st.next_k == k:  # acts on this very sample while its answer is out
+        due = st.on_request is not None and now - k * self.period >= st.on_request
+        if due and st.taken and st.next_k == k:  # acts on this very sample while its answer is on the way
             self._decide(st, k)
             st.next_k, st.taken = k + 1, False
         return body
