@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 import polars as pl
 import pytest
+from cli_here import run_here
 
 from recordings.reader import open_recording
 from recordings.recorder.options import RecordOptions
@@ -158,24 +159,6 @@ def run_record(args: list[str], timeout: float = 120, **kw: Any) -> subprocess.C
 IN_PROCESS = frozenset({"import", "info", "pack", "unpack", "replay", "whatif", "explain", "scenario"})
 """Commands the helpers below run in the test's own process: they read and write files and end (no recorder, no
 signals, no terminal), so a fresh interpreter (0.4 s of CPU for its imports) adds nothing to what is tested."""
-
-
-def run_here(main: Callable[[list[str]], int], argv: list[str]) -> subprocess.CompletedProcess[str]:
-    """``main(argv)`` through the same CLI edge as the command: its exit status, stdout and stderr (argparse's own
-    exits included)."""
-    import io
-
-    out, err = io.TextIOWrapper(io.BytesIO(), "utf-8"), io.TextIOWrapper(io.BytesIO(), "utf-8")  # with .buffer
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except SystemExit as stop:  # --help, a usage error
-            code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 2)
-    text = []
-    for stream in (out, err):
-        stream.flush()
-        text.append(stream.buffer.getvalue().decode())  # type: ignore[attr-defined]
-    return subprocess.CompletedProcess(argv, code, *text)
 
 
 def _in_process(args: tuple[str, ...]) -> bool:
