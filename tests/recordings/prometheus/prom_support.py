@@ -23,8 +23,11 @@ from typing import Any
 
 import httpx
 import orjson
+from cli_here import evictlens_here
 
 from recordings.reader import open_recording
+from recordings.scenarios import load_bundled
+from replay.scenario import run_scenario
 
 PROMETHEUS = shutil.which("prometheus")
 PROMTOOL = shutil.which("promtool")
@@ -429,18 +432,31 @@ def run_evictlens_here(*args: str) -> subprocess.CompletedProcess[str]:
     """``evictlens ARGS`` in this process, through the same CLI edge (its exit status, one-line errors, stdout and
     stderr captured): no interpreter start-up and imports per command. ``replay`` runs with ``--jobs 1`` unless
     told otherwise (no process pool per call; its results equal any ``--jobs``, pinned by tests/replay)."""
-    import io
-
-    from replay.cli import main
-
     argv = list(args)
     if argv[:1] == ["replay"] and "--jobs" not in argv:
         argv += ["--jobs", "1"]
-    out, err = io.TextIOWrapper(io.BytesIO(), "utf-8"), io.TextIOWrapper(io.BytesIO(), "utf-8")  # with .buffer
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
-    text = []
-    for stream in (out, err):
-        stream.flush()
-        text.append(stream.buffer.getvalue().decode())  # type: ignore[attr-defined]
-    return subprocess.CompletedProcess(argv, code, *text)
+    return evictlens_here(*argv)
+
+
+@dataclass
+class Loaded:
+    """A real Prometheus serving a scenario's history: its URL, the scenario's own recording, the range, side files."""
+
+    url: str
+    rec: Path
+    start: float
+    end: float
+    side: list[str]
+    work: Path
+
+
+def load_scenario(name: str, work: Path, *, chart_drops: bool = False, every: int = 1) -> Iterator[Loaded]:
+    """A bundled scenario run, written as OpenMetrics, backfilled with promtool and served by a real Prometheus."""
+    rec = work / "rec"
+    run_scenario(load_bundled(name), rec)
+    side = openmetrics_from_recording(rec, work / "om.txt", chart_drops=chart_drops, every=every)
+    backfill(work / "om.txt", work / "data")
+    ticks = open_recording(rec).ticks()
+    args = write_side_files(side, work)
+    with prometheus(work / "data") as srv:
+        yield Loaded(srv.url, rec, ticks[0].time.timestamp(), ticks[-1].time.timestamp(), args, work)

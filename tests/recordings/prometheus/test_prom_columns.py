@@ -10,6 +10,7 @@ A table that differs names itself. The byte scan itself is held equal to a full 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import subprocess
 import sys
@@ -26,17 +27,12 @@ from prom_support import (
     MISSING,
     PROMETHEUS,
     PROMTOOL,
-    backfill,
-    openmetrics_from_recording,
-    prometheus,
-    write_side_files,
+    load_scenario,
 )
 
 from recordings.prometheus.build import PrometheusImport, import_prometheus
 from recordings.prometheus.client import Block, ClientOptions, _merge_blocks, _parse_block, scan_matrix
 from recordings.reader import open_recording
-from recordings.scenarios import load_bundled
-from replay.scenario import run_scenario
 
 GOLDEN = Path(__file__).with_name("prom_columns_golden.json")
 TABLES = ("ticks", "node_stats", "system_container_stats", "pod_stats", "container_stats", "objects")
@@ -61,17 +57,11 @@ def digest(rec: Path) -> dict[str, object]:
 
 def _scenario(name: str, work: Path) -> dict[str, object]:
     scenario, chart_drops, every, extra = SCENARIOS[name]
-    rec = work / "rec"
-    run_scenario(load_bundled(scenario), rec)
-    side = openmetrics_from_recording(rec, work / "om.txt", chart_drops=chart_drops, every=every)
-    backfill(work / "om.txt", work / "data")
-    ticks = open_recording(rec).ticks()
-    args = write_side_files(side, work)
-    with prometheus(work / "data") as srv:
-        out = work / "imp"
-        argv = [sys.executable, "-m", "replay.cli", "import", "--prometheus", srv.url, "--from"]
-        argv += [f"{ticks[0].time.timestamp()}", "--to", f"{ticks[-1].time.timestamp()}", "--lookback", "5s"]
-        done = subprocess.run([*argv, "-o", str(out), *args, *extra], capture_output=True, text=True, check=False)
+    out = work / "imp"
+    with contextlib.contextmanager(load_scenario)(scenario, work, chart_drops=chart_drops, every=every) as case:
+        argv = [sys.executable, "-m", "replay.cli", "import", "--prometheus", case.url, "--from"]
+        argv += [f"{case.start}", "--to", f"{case.end}", "--lookback", "5s"]
+        done = subprocess.run([*argv, "-o", str(out), *case.side, *extra], capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stderr
     return digest(out)
 

@@ -17,7 +17,6 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -27,55 +26,30 @@ from prom_support import (
     MISSING,
     PROMETHEUS,
     PROMTOOL,
-    backfill,
-    openmetrics_from_recording,
-    prometheus,
+    Loaded,
+    load_scenario,
     run_evictlens_here,
-    write_side_files,
 )
 
 from recordings.prometheus.client import ClientOptions, PrometheusClient, PrometheusError, split_range
 from recordings.reader import open_recording
-from recordings.scenarios import load_bundled
-from replay.scenario import run_scenario
 
 EVICTLENS = [sys.executable, "-m", "replay.cli"]
 needs_server = pytest.mark.skipif(PROMETHEUS is None or PROMTOOL is None, reason=MISSING)
-
-
-@dataclass
-class Loaded:
-    url: str
-    rec: Path
-    start: float
-    end: float
-    side: list[str]
-    work: Path
-
-
-def _load(name: str, work: Path, *, chart_drops: bool = False, every: int = 1) -> Iterator[Loaded]:
-    rec = work / "rec"
-    run_scenario(load_bundled(name), rec)
-    side = openmetrics_from_recording(rec, work / "om.txt", chart_drops=chart_drops, every=every)
-    backfill(work / "om.txt", work / "data")
-    ticks = open_recording(rec).ticks()
-    args = write_side_files(side, work)
-    with prometheus(work / "data") as srv:
-        yield Loaded(srv.url, rec, ticks[0].time.timestamp(), ticks[-1].time.timestamp(), args, work)
 
 
 @pytest.fixture(scope="module")
 def memory_case(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loaded]:
     if PROMETHEUS is None or PROMTOOL is None:
         pytest.skip(MISSING)
-    yield from _load("sidecar-stress", tmp_path_factory.mktemp("prom-memory"))
+    yield from load_scenario("sidecar-stress", tmp_path_factory.mktemp("prom-memory"))
 
 
 @pytest.fixture(scope="module")
 def disk_case(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loaded]:
     if PROMETHEUS is None or PROMTOOL is None:
         pytest.skip(MISSING)
-    yield from _load("disk-pressure", tmp_path_factory.mktemp("prom-disk"))
+    yield from load_scenario("disk-pressure", tmp_path_factory.mktemp("prom-disk"))
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +57,7 @@ def chart_case(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loaded]:
     """sidecar-stress as kube-prometheus-stack's default relabelling leaves it (no root/kubepods cgroup)."""
     if PROMETHEUS is None or PROMTOOL is None:
         pytest.skip(MISSING)
-    yield from _load("sidecar-stress", tmp_path_factory.mktemp("prom-chart"), chart_drops=True)
+    yield from load_scenario("sidecar-stress", tmp_path_factory.mktemp("prom-chart"), chart_drops=True)
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +65,7 @@ def slow_scrape_case(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loade
     """sidecar-stress scraped every 20 s: twice the kubelet's loop."""
     if PROMETHEUS is None or PROMTOOL is None:
         pytest.skip(MISSING)
-    yield from _load("sidecar-stress", tmp_path_factory.mktemp("prom-slow"), every=2)
+    yield from load_scenario("sidecar-stress", tmp_path_factory.mktemp("prom-slow"), every=2)
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +73,7 @@ def slow_disk_case(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loaded]
     """disk-pressure scraped every 20 s."""
     if PROMETHEUS is None or PROMTOOL is None:
         pytest.skip(MISSING)
-    yield from _load("disk-pressure", tmp_path_factory.mktemp("prom-slow-disk"), every=2)
+    yield from load_scenario("disk-pressure", tmp_path_factory.mktemp("prom-slow-disk"), every=2)
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
