@@ -24,7 +24,6 @@ from typing import Any
 import httpx
 import polars as pl
 import pytest
-from cli_here import run_here
 
 from recordings.reader import open_recording
 from recordings.recorder.options import RecordOptions
@@ -167,6 +166,8 @@ def _in_process(args: tuple[str, ...]) -> bool:
 
 def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     if _in_process(args):
+        from cli_here import run_here  # here: scripts that put only this folder on sys.path import this module
+
         from recordings.cli import main
 
         return run_here(main, list(args))
@@ -187,6 +188,8 @@ def run_evictlens(
     """The full ``evictlens`` command (replay, explain, whatif ... as well as the recordings commands); in this
     process for the :data:`IN_PROCESS` commands unless ``env`` changes the environment."""
     if env is None and _in_process(args):
+        from cli_here import run_here  # here: scripts that put only this folder on sys.path import this module
+
         from replay.cli import main
 
         return run_here(main, list(args))

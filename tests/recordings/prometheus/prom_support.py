@@ -23,7 +23,6 @@ from typing import Any
 
 import httpx
 import orjson
-from cli_here import evictlens_here
 
 from recordings.reader import open_recording
 from recordings.scenarios import load_bundled
@@ -432,6 +431,8 @@ def run_evictlens_here(*args: str) -> subprocess.CompletedProcess[str]:
     """``evictlens ARGS`` in this process, through the same CLI edge (its exit status, one-line errors, stdout and
     stderr captured): no interpreter start-up and imports per command. ``replay`` runs with ``--jobs 1`` unless
     told otherwise (no process pool per call; its results equal any ``--jobs``, pinned by tests/replay)."""
+    from cli_here import evictlens_here  # here: by-hand scripts put only this folder on sys.path
+
     argv = list(args)
     if argv[:1] == ["replay"] and "--jobs" not in argv:
         argv += ["--jobs", "1"]
