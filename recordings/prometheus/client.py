@@ -304,13 +304,7 @@ class PrometheusClient:
         """Start range queries (name → (query, start, end, step)) and instant queries (name → (query,
         time)) on the pool; :meth:`collect` waits for them. A range is split into consecutive
         sub-ranges of at most MAX_POINTS steps, stitched back per series (its whole label set)."""
-        pending: Pending = {
-            name: [self._pool.submit(self._range_once, q, a, b, step) for a, b in split_range(start, end, step)]
-            for name, (q, start, end, step) in ranges.items()
-        }
-        for name, (q, at) in (instants or {}).items():
-            pending[name] = [self._pool.submit(self.query, q, at)]
-        return pending
+        return self._submit_with(self._range_once, self.query, ranges, instants)
 
     def submit_blocks(
         self,
@@ -318,12 +312,21 @@ class PrometheusClient:
         instants: Mapping[str, tuple[str, float]] | None = None,
     ) -> Pending:
         """:meth:`submit`, each answer as one :class:`Block` (:meth:`collect_blocks` waits for them)."""
+        return self._submit_with(self._range_block, self._instant_block, ranges, instants)
+
+    def _submit_with(
+        self,
+        range_fn: Callable[[str, float, float, float], Any],
+        instant_fn: Callable[[str, float], Any],
+        ranges: Mapping[str, tuple[str, float, float, float]],
+        instants: Mapping[str, tuple[str, float]] | None,
+    ) -> Pending:
         pending: Pending = {
-            name: [self._pool.submit(self._range_block, q, a, b, step) for a, b in split_range(start, end, step)]
+            name: [self._pool.submit(range_fn, q, a, b, step) for a, b in split_range(start, end, step)]
             for name, (q, start, end, step) in ranges.items()
         }
         for name, (q, at) in (instants or {}).items():
-            pending[name] = [self._pool.submit(self._instant_block, q, at)]
+            pending[name] = [self._pool.submit(instant_fn, q, at)]
         return pending
 
     def collect_blocks(self, pending: Pending) -> dict[str, Block]:
