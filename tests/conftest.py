@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import compileall
-import contextlib
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,30 +23,6 @@ os.environ.setdefault("EVICTLENS_MIN_INTERVAL", "0.1")
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.pop("COLUMNS", None)
     os.environ.pop("LINES", None)
-
-REPO = Path(__file__).resolve().parent.parent
-SOURCES = ("kube", "recordings", "replay", "flight", "live", "tui", "tests")
-_WROTE = pytest.StashKey[list[Path]]()
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """Under PYTHONDONTWRITEBYTECODE every interpreter the suite starts (fake API servers, recorders, CLIs, the TUI
-    in a terminal, each xdist worker) compiles the repo's sources again: ~0.2 s of CPU each, hundreds of times.
-    The controller compiles them once, before any worker starts, and removes at the end what it wrote."""
-    if not sys.dont_write_bytecode or os.environ.get("PYTEST_XDIST_WORKER"):
-        return
-    before = {p for d in SOURCES for p in (REPO / d).rglob("__pycache__")}
-    for d in SOURCES:
-        compileall.compile_dir(REPO / d, quiet=2, workers=1)
-    config.stash[_WROTE] = [p for d in SOURCES for p in (REPO / d).rglob("__pycache__") if p not in before]
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    for cache in config.stash.get(_WROTE, []):
-        for pyc in cache.glob("*.pyc"):
-            pyc.unlink(missing_ok=True)
-        with contextlib.suppress(OSError):  # something else wrote there meanwhile: leave it
-            cache.rmdir()
 
 
 @pytest.fixture(scope="session")
