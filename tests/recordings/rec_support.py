@@ -43,6 +43,14 @@ def child_env() -> dict[str, str]:
     return env
 
 
+def measured_env() -> dict[str, str]:
+    """``child_env`` with polars' own thread pool (the suite runs one thread: tests/conftest.py): what a user's
+    process runs with, for the tests that measure a process's peak memory."""
+    env = child_env()
+    env.pop("POLARS_MAX_THREADS", None)
+    return env
+
+
 @dataclass
 class FakeServer:
     dir: Path

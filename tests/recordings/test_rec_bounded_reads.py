@@ -13,7 +13,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from rec_support import REPO, child_env, summary_files
+from rec_support import REPO, measured_env, summary_files
 
 from kube.errors import RecordingError
 from recordings import format as fmt
@@ -48,7 +48,7 @@ def _peak_in_child(code: str, *args: str) -> tuple[subprocess.CompletedProcess[s
     )
     res = subprocess.run(
         [sys.executable, "-c", script, *args],
-        env=child_env(),
+        env=measured_env(),
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from rec_support import REPO, child_env
+from rec_support import REPO, measured_env
 
 from recordings import format as fmt
 from recordings.format import Manifest
@@ -91,7 +91,7 @@ def _finalize_in_child(root: Path, batch: int) -> tuple[int, int, str]:
     fork time into a child's ``ru_maxrss`` (the pytest process holds the test's frames)."""
     res = subprocess.run(
         [sys.executable, "-c", FINALIZE, str(root)],
-        env={**child_env(), "EVICTLENS_COMPACT_BATCH_BYTES": str(batch)},
+        env={**measured_env(), "EVICTLENS_COMPACT_BATCH_BYTES": str(batch)},
         cwd=REPO,
         capture_output=True,
         text=True,
