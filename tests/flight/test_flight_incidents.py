@@ -33,10 +33,6 @@ class Flown:
     receiver: Receiver
 
 
-# The module fixture below is built once: its tests share one worker (`--dist loadgroup` in pyproject.toml).
-pytestmark = pytest.mark.xdist_group(__name__)
-
-
 @pytest.fixture(scope="module")
 def flown(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flown]:
     server = FakeServer(

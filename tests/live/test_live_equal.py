@@ -33,24 +33,14 @@ SCENARIOS = (
 )
 
 
-class _Generated(dict[str, Path]):
-    """Each bundled scenario generated on first use, once per worker: a worker runs a share of these tests, so it
-    generates the scenarios of its share, not all twelve."""
-
-    def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
-        super().__init__()
-        self._tmp = tmp_path_factory
-
-    def __missing__(self, name: str) -> Path:
-        where = self._tmp.mktemp(name) / "rec"
-        assert main(["scenario", "--sample", name, "-o", str(where)]) == 0
-        self[name] = where
-        return where
-
-
 @pytest.fixture(scope="module")
 def scenario_recs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    return _Generated(tmp_path_factory)
+    out = {}
+    for name in SCENARIOS:
+        where = tmp_path_factory.mktemp(name) / "rec"
+        assert main(["scenario", "--sample", name, "-o", str(where)]) == 0
+        out[name] = where
+    return out
 
 
 def replay_decisions(rec_dir: Path) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:

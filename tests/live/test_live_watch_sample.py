@@ -13,10 +13,6 @@ from watch_support import Watch, lines_of, run_watch
 Lines = list[dict[str, Any]]
 
 
-# The module fixture below is built once: its tests share one worker (`--dist loadgroup` in pyproject.toml).
-pytestmark = pytest.mark.xdist_group(__name__)
-
-
 @pytest.fixture(scope="module")
 def played(tmp_path_factory: pytest.TempPathFactory) -> tuple[Lines, Path]:
     """The sample at 100× with its own settings (the kernel acts first), and the TMPDIR it played in."""

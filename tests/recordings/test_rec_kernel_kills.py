@@ -44,10 +44,6 @@ def _kernel_events(out: Path) -> list[dict[str, Any]]:
         return []
 
 
-# The module fixture below is built once: its tests share one worker (`--dist loadgroup` in pyproject.toml).
-pytestmark = pytest.mark.xdist_group(__name__)
-
-
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
     server = FakeServer(tmp_path_factory.mktemp("apiserver"), nodes=2, pods=3, kubelet_ports=False)

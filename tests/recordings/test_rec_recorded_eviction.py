@@ -63,10 +63,6 @@ class Recorded:
     """Node → what its fake kubelet evicted (pod, uid, message, annotations, sample_time, decided)."""
 
 
-# The module fixture below is built once: its tests share one worker (`--dist loadgroup` in pyproject.toml).
-pytestmark = pytest.mark.xdist_group(__name__)
-
-
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
     server = FakeServer(

@@ -35,10 +35,6 @@ def _bench() -> Any:
     return module
 
 
-# The module fixture below is built once: its tests share one worker (`--dist loadgroup` in pyproject.toml).
-pytestmark = pytest.mark.xdist_group(__name__)
-
-
 @pytest.fixture(scope="module")
 def rec(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root: Path = tmp_path_factory.mktemp("front") / "rec"

@@ -15,14 +15,9 @@ from scenario_copy import without_scenario
 from recordings.scenarios import bundled_names
 from replay.cli import main
 
-# The module fixtures (a scenario and its tune) are built once: the tests share one worker (`--dist loadgroup`).
-pytestmark = [
-    pytest.mark.skipif(
-        "jvm-spike" not in bundled_names(),
-        reason="the bundled jvm-spike scenario (issue 17 item 5) is not in this tree",
-    ),
-    pytest.mark.xdist_group(__name__),
-]
+pytestmark = pytest.mark.skipif(
+    "jvm-spike" not in bundled_names(), reason="the bundled jvm-spike scenario (issue 17 item 5) is not in this tree"
+)
 JVM = "shop/orders-jvm-7d9c6b8f5-k2xqp"
 
 
